@@ -1,0 +1,7 @@
+// hybridsens: hybrid ODE/DAE simulation with exact discrete sensitivities through events.
+#pragma once
+
+#include "hybridsens/event_log.hpp"
+#include "hybridsens/model.hpp"
+#include "hybridsens/options.hpp"
+#include "hybridsens/solver.hpp"

@@ -1,0 +1,130 @@
+// HybridModel: what a user describes once — state layout, parameters, discrete state,
+// dynamics, guards, transitions, resets and time events. The engine and the sensitivity
+// drivers call it; they never need anything else from the user.
+//
+// Dynamics are semi-explicit:   M u̇ = f(t, u, p; d),   M = diag(1 on differential rows,
+// 0 on algebraic rows). With no algebraic rows this is an explicit ODE u̇ = f; with algebraic
+// rows it is a semi-explicit index-1 DAE whose algebraic rows read 0 = g(t, x, y, p; d) with
+// g_y nonsingular. This is the class DESIGN.md §3 supports; writing the residual in this form
+// lets the library derive u̇ on either side of an event (needed by every jump condition).
+//
+// Every callback returns a PetscErrorCode. A C++ exception thrown by a callback is caught by
+// the library at the PETSc boundary and turned into a PETSc error naming the callback.
+#pragma once
+
+#include <petscmat.h>
+#include <petscvec.h>
+
+#include <string>
+#include <vector>
+
+namespace hybridsens {
+
+// One integer flag per discrete component (a power grid has one limiter flag per exciter).
+using DiscreteState = std::vector<PetscInt>;
+
+// Everything a callback may depend on besides (t, u): parameters and the discrete state of the
+// phase it is evaluated in (the step before or after an event — the engine decides).
+struct ModeContext {
+  const std::vector<PetscReal> &p;
+  const DiscreteState &d;
+};
+
+// Crossing directions of a guard (PETSc's convention): +1 rising (negative → positive),
+// -1 falling, 0 both.
+enum class Direction : int { Falling = -1, Both = 0, Rising = +1 };
+
+struct GuardInfo {
+  std::string name;
+  Direction direction = Direction::Both;
+};
+
+// A time event fires when t reaches time(p); its time sensitivity dT/dp enters the jumps.
+struct TimeEventInfo {
+  std::string name;
+  PetscReal time = 0;
+  std::vector<PetscReal> dtime_dp;  // empty: fixed time (∂T/∂p = 0)
+};
+
+// Identifies what fired: a guard (state event) or a time event.
+struct EventId {
+  enum Kind { Guard, Time } kind = Guard;
+  PetscInt index = 0;
+  bool operator==(const EventId &o) const { return kind == o.kind && index == o.index; }
+};
+
+class HybridModel {
+public:
+  virtual ~HybridModel() = default;
+
+  // ---- layout -------------------------------------------------------------------------
+  virtual MPI_Comm comm() const { return PETSC_COMM_WORLD; }
+  // Number of continuous state entries owned by this rank.
+  virtual PetscInt localSize() const = 0;
+  // Global indices (owned by this rank) of algebraic components; empty for an ODE.
+  virtual std::vector<PetscInt> algebraicIndices() const { return {}; }
+  virtual DiscreteState initialDiscreteState() const { return {}; }
+  // Parameters are small and replicated on every rank.
+  virtual std::vector<PetscReal> defaultParameters() const { return {}; }
+  virtual std::vector<std::string> parameterNames() const;
+
+  // ---- initial state u0(p) --------------------------------------------------------------
+  // For a DAE only the differential part must be right: the engine solves g = 0 for y.
+  virtual PetscErrorCode initialState(const ModeContext &c, Vec u0) const = 0;
+  // ∂u0/∂p as a dense n × np matrix (only the differential rows matter for a DAE).
+  // Default: u0 does not depend on p (nothing to add; the matrix is zero on entry).
+  virtual PetscErrorCode initialStateJacobianP(const ModeContext &c, Mat du0dp) const;
+
+  // ---- dynamics -------------------------------------------------------------------------
+  virtual PetscErrorCode rhs(PetscReal t, Vec u, const ModeContext &c, Vec f) const = 0;
+  // ∂f/∂u into J (created by createJacobian); called collectively.
+  virtual PetscErrorCode rhsJacobian(PetscReal t, Vec u, const ModeContext &c, Mat J) const = 0;
+  // ∂f/∂p into a dense n × N matrix whose first np columns are the parameters (the rest,
+  // if any, belong to initial-state sensitivities and must stay zero). Default: f has no p.
+  virtual PetscErrorCode rhsJacobianP(PetscReal t, Vec u, const ModeContext &c, Mat Jp) const;
+  // ∂g/∂t on algebraic rows (DAE with explicitly time-dependent constraints). Default: 0.
+  virtual PetscErrorCode constraintTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec gt) const;
+  // The matrix that rhsJacobian fills. Default: AIJ with a dense row pattern (small models).
+  virtual PetscErrorCode createJacobian(Mat *J) const;
+
+  // ---- guards (state events) --------------------------------------------------------------
+  virtual PetscInt numGuards() const { return 0; }
+  virtual GuardInfo guardInfo(PetscInt j) const;
+  // Whether guard j can fire in discrete state d (e.g. "leave the limit" only while at it).
+  virtual bool guardActive(PetscInt j, const DiscreteState &d) const;
+  // values has numGuards() entries, zero on entry. Each guard is written by exactly one rank
+  // (the one owning what it watches); the engine sums over ranks. Called collectively.
+  virtual PetscErrorCode guards(PetscReal t, Vec u, const ModeContext &c, PetscScalar *values) const;
+  // γ_u into gu (distributed like u, zero on entry), γ_t and γ_p (np entries) written by the
+  // owning rank only (summed over ranks). Called collectively.
+  virtual PetscErrorCode guardGradient(PetscInt j, PetscReal t, Vec u, const ModeContext &c, Vec gu, PetscScalar *gt,
+                                       PetscScalar *gp) const;
+
+  // ---- time events ------------------------------------------------------------------------
+  virtual PetscInt numTimeEvents() const { return 0; }
+  virtual TimeEventInfo timeEvent(PetscInt k, const std::vector<PetscReal> &p) const;
+
+  // ---- transitions ------------------------------------------------------------------------
+  // Update the discrete state when `id` fires (d holds the pre-event state on entry).
+  virtual PetscErrorCode transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const;
+  // Whether `id` has a reset map other than the identity.
+  virtual bool hasReset(const EventId &id) const;
+  // u⁺ = R(t, u⁻, p; d⁻). `c` carries the pre-event discrete state.
+  virtual PetscErrorCode reset(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec uplus) const;
+  // Jacobian actions of R at (t, u⁻): out = R_u v, out = R_uᵀ w, Rp = R_p (dense n × N,
+  // first np columns), Rt = R_t. Only needed when hasReset(id).
+  virtual PetscErrorCode resetJacobianAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec v,
+                                             Vec out) const;
+  virtual PetscErrorCode resetJacobianTransposeAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c,
+                                                      Vec w, Vec out) const;
+  virtual PetscErrorCode resetJacobianP(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Mat Rp) const;
+  virtual PetscErrorCode resetTimeDerivative(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c,
+                                             Vec Rt) const;
+
+  // Human-readable name of an event source (for messages, the monitor and JSON).
+  std::string eventName(const EventId &id, const std::vector<PetscReal> &p) const;
+};
+
+std::string describe(const DiscreteState &d);
+
+} // namespace hybridsens

@@ -1,0 +1,24 @@
+// Library options, read from the PETSc options database (prefix -hs_).
+#pragma once
+
+#include <petscsys.h>
+
+#include <string>
+
+namespace hybridsens {
+
+struct EngineOptions {
+  PetscReal eventTol = 1e-12;        // -hs_event_tol: guard zero relative to its change over the step
+  PetscInt maxEvents = 10000;        // -hs_max_events: more is Zeno/chattering → error
+  PetscReal minEventSpacing = 1e-11; // -hs_min_event_spacing: two events of one source closer (relative to the horizon) → error
+  PetscReal grazingTol = 1e-8;       // -hs_grazing_tol: |γ̇| below this (relative) at a crossing → error
+  PetscBool hermite = PETSC_TRUE;    // -hs_event_hermite: look for two crossings hidden inside one step
+  PetscInt maxLocationIterations = 100;
+  PetscBool monitor = PETSC_FALSE;   // -hs_monitor: print events as they happen
+  std::string summaryFile;           // -hs_summary FILE: JSON summary
+
+  // Read -hs_* options (with an optional extra prefix) into this struct.
+  PetscErrorCode setFromOptions(MPI_Comm comm, const char *prefix = nullptr);
+};
+
+} // namespace hybridsens

@@ -1,0 +1,276 @@
+#include "engine/dynamics.hpp"
+
+#include "util/user_call.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hybridsens {
+
+Dynamics::Dynamics(const HybridModel &model, std::vector<PetscReal> params, PetscInt extraSensitivityColumns)
+    : mode(model.initialDiscreteState()), model_(model), params_(std::move(params)),
+      extraColumns_(extraSensitivityColumns) {}
+
+Dynamics::~Dynamics() {
+  VecDestroy(&templ_);
+  VecDestroy(&mass_);
+  VecDestroy(&work_);
+  VecDestroy(&work2_);
+  MatDestroy(&J_);
+  MatDestroy(&Jp_);
+  MatDestroy(&A_);
+  KSPDestroy(&consistencyKsp_);
+  ISDestroy(&algIS_);
+  ISDestroy(&diffIS_);
+}
+
+PetscErrorCode Dynamics::setUp() {
+  PetscInt n = model_.localSize(), N, lo, hi;
+  PetscFunctionBeginUser;
+  PetscCall(VecCreateMPI(comm(), n, PETSC_DETERMINE, &templ_));
+  PetscCall(VecGetSize(templ_, &N));
+  PetscCall(VecGetOwnershipRange(templ_, &lo, &hi));
+  PetscCall(VecDuplicate(templ_, &mass_));
+  PetscCall(VecDuplicate(templ_, &work_));
+  PetscCall(VecDuplicate(templ_, &work2_));
+
+  // Differential / algebraic split, validated against the ownership range.
+  std::vector<PetscInt> alg = model_.algebraicIndices();
+  std::sort(alg.begin(), alg.end());
+  for (PetscInt i : alg)
+    PetscCheck(i >= lo && i < hi, comm(), PETSC_ERR_ARG_OUTOFRANGE,
+               "algebraicIndices(): index %" PetscInt_FMT " is not owned by this rank (range [%" PetscInt_FMT ",%" PetscInt_FMT "))", i, lo, hi);
+  PetscInt nalgLocal = (PetscInt)alg.size();
+  PetscCallMPI(MPI_Allreduce(&nalgLocal, &numAlgebraic_, 1, MPIU_INT, MPI_SUM, comm()));
+  diffRows_.clear();
+  for (PetscInt i = lo, k = 0; i < hi; ++i) {
+    if (k < nalgLocal && alg[k] == i) { ++k; continue; }
+    diffRows_.push_back(i);
+  }
+  PetscCall(ISCreateGeneral(comm(), nalgLocal, alg.data(), PETSC_COPY_VALUES, &algIS_));
+  PetscCall(ISCreateGeneral(comm(), (PetscInt)diffRows_.size(), diffRows_.data(), PETSC_COPY_VALUES, &diffIS_));
+  PetscCall(VecSet(mass_, 1.0));
+  PetscCall(VecISSet(mass_, algIS_, 0.0));
+
+  HS_USER_CALL(comm(), "createJacobian", model_.createJacobian(&J_));
+  PetscInt m, nn;
+  PetscCall(MatGetLocalSize(J_, &m, &nn));
+  PetscCheck(m == n && nn == n, comm(), PETSC_ERR_ARG_SIZ,
+             "createJacobian(): local size %" PetscInt_FMT "x%" PetscInt_FMT " does not match localSize() = %" PetscInt_FMT, m, nn, n);
+  PetscCall(MatSetOption(J_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatCreateDense(comm(), n, PETSC_DECIDE, N, std::max<PetscInt>(numSensitivityColumns(), 1), nullptr, &Jp_));
+  PetscCall(MatZeroEntries(Jp_));
+
+  if (isDAE()) {
+    PetscMPIInt size;
+    PC pc;
+    PetscCallMPI(MPI_Comm_size(comm(), &size));
+    PetscCall(KSPCreate(comm(), &consistencyKsp_));
+    PetscCall(KSPSetOptionsPrefix(consistencyKsp_, "hs_consistency_"));
+    PetscCall(KSPSetType(consistencyKsp_, KSPPREONLY));
+    PetscCall(KSPGetPC(consistencyKsp_, &pc));
+    PetscCall(PCSetType(pc, PCLU));
+    if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+    PetscCall(KSPSetFromOptions(consistencyKsp_));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::attach(TS ts) {
+  PetscFunctionBeginUser;
+  PetscCall(TSSetProblemType(ts, TS_NONLINEAR));
+  if (!isDAE()) {
+    PetscCall(TSSetRHSFunction(ts, nullptr, RHSFunction, this));
+    PetscCall(TSSetRHSJacobian(ts, J_, J_, RHSJacobian, this));
+    if (numSensitivityColumns() > 0) PetscCall(TSSetRHSJacobianP(ts, Jp_, RHSJacobianP, this));
+  } else {
+    PetscCall(TSSetEquationType(ts, TS_EQ_DAE_SEMI_EXPLICIT_INDEX1));
+    PetscCall(TSSetIFunction(ts, nullptr, IFunction, this));
+    PetscCall(TSSetIJacobian(ts, J_, J_, IJacobian, this));
+    if (numSensitivityColumns() > 0) PetscCall(TSSetIJacobianP(ts, Jp_, IJacobianP, this));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::checkFinite(Vec v, const char *callback, PetscReal t, const DiscreteState &d) const {
+  PetscReal nrm;
+  PetscFunctionBeginUser;
+  PetscCall(VecNorm(v, NORM_1, &nrm));
+  PetscCheck(std::isfinite(nrm), comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback %s at t = %.17g in discrete state %s",
+             callback, (double)t, describe(d).c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f) {
+  PetscFunctionBeginUser;
+  HS_USER_CALL(comm(), "rhs", model_.rhs(t, u, context(d), f));
+  PetscCall(checkFinite(f, "rhs", t, d));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::rhsJacobian(PetscReal t, Vec u, const DiscreteState &d) {
+  PetscReal nrm;
+  PetscFunctionBeginUser;
+  PetscCall(MatZeroEntries(J_));
+  HS_USER_CALL(comm(), "rhsJacobian", model_.rhsJacobian(t, u, context(d), J_));
+  PetscCall(MatAssemblyBegin(J_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(J_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatNorm(J_, NORM_FROBENIUS, &nrm));
+  PetscCheck(std::isfinite(nrm), comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback rhsJacobian at t = %.17g in discrete state %s",
+             (double)t, describe(d).c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::rhsJacobianP(PetscReal t, Vec u, const DiscreteState &d) {
+  PetscReal nrm;
+  PetscFunctionBeginUser;
+  PetscCall(MatZeroEntries(Jp_));
+  HS_USER_CALL(comm(), "rhsJacobianP", model_.rhsJacobianP(t, u, context(d), Jp_));
+  PetscCall(MatAssemblyBegin(Jp_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(Jp_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatNorm(Jp_, NORM_FROBENIUS, &nrm));
+  PetscCheck(std::isfinite(nrm), comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback rhsJacobianP at t = %.17g in discrete state %s",
+             (double)t, describe(d).c_str());
+  PetscFunctionReturn(0);
+}
+
+// ---- TS callbacks: always in the current discrete state `mode` --------------------------
+
+PetscErrorCode Dynamics::RHSFunction(TS, PetscReal t, Vec u, Vec f, void *ctx) {
+  auto *self = static_cast<Dynamics *>(ctx);
+  PetscFunctionBeginUser;
+  PetscCall(self->rhs(t, u, self->mode, f));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::RHSJacobian(TS, PetscReal t, Vec u, Mat A, Mat, void *ctx) {
+  auto *self = static_cast<Dynamics *>(ctx);
+  PetscFunctionBeginUser;
+  PetscCheck(A == self->J_, self->comm(), PETSC_ERR_PLIB, "unexpected Jacobian matrix");
+  PetscCall(self->rhsJacobian(t, u, self->mode));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::RHSJacobianP(TS, PetscReal t, Vec u, Mat, void *ctx) {
+  auto *self = static_cast<Dynamics *>(ctx);
+  PetscFunctionBeginUser;
+  PetscCall(self->rhsJacobianP(t, u, self->mode));
+  PetscFunctionReturn(0);
+}
+
+// F(t, u, u̇) = M u̇ - f(t, u)
+PetscErrorCode Dynamics::IFunction(TS, PetscReal t, Vec u, Vec udot, Vec F, void *ctx) {
+  auto *self = static_cast<Dynamics *>(ctx);
+  PetscFunctionBeginUser;
+  PetscCall(self->rhs(t, u, self->mode, F));
+  PetscCall(VecPointwiseMult(self->work2_, self->mass_, udot));
+  PetscCall(VecAYPX(F, -1.0, self->work2_));
+  PetscFunctionReturn(0);
+}
+
+// dF/du + shift dF/du̇ = shift M - f_u. The Jacobian does not depend on u̇, so PETSc's
+// stale-Xdot adjoint evaluation (PETSC-3.18.md §2.4) is harmless here.
+PetscErrorCode Dynamics::IJacobian(TS, PetscReal t, Vec u, Vec, PetscReal shift, Mat A, Mat, void *ctx) {
+  auto *self = static_cast<Dynamics *>(ctx);
+  PetscFunctionBeginUser;
+  PetscCheck(A == self->J_, self->comm(), PETSC_ERR_PLIB, "unexpected Jacobian matrix");
+  PetscCall(self->rhsJacobian(t, u, self->mode));
+  PetscCall(MatScale(A, -1.0));
+  PetscCall(VecAXPBY(self->work2_, shift, 0.0, self->mass_));
+  PetscCall(MatDiagonalSet(A, self->work2_, ADD_VALUES));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::IJacobianP(TS, PetscReal t, Vec u, Vec, PetscReal, Mat, void *ctx) {
+  auto *self = static_cast<Dynamics *>(ctx);
+  PetscFunctionBeginUser;
+  PetscCall(self->rhsJacobianP(t, u, self->mode));
+  PetscCall(MatScale(self->Jp_, -1.0));
+  PetscFunctionReturn(0);
+}
+
+// ---- DAE machinery ----------------------------------------------------------------------
+
+PetscErrorCode Dynamics::zeroAlgebraic(Vec v) const {
+  PetscFunctionBeginUser;
+  if (isDAE()) PetscCall(VecISSet(v, algIS_, 0.0));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::zeroDifferential(Vec v) const {
+  PetscFunctionBeginUser;
+  PetscCall(VecISSet(v, diffIS_, 0.0));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::setConsistencyPoint(PetscReal t, Vec u, const DiscreteState &d) {
+  PetscFunctionBeginUser;
+  PetscCall(rhsJacobian(t, u, d));
+  if (!A_) PetscCall(MatDuplicate(J_, MAT_COPY_VALUES, &A_));
+  else PetscCall(MatCopy(J_, A_, DIFFERENT_NONZERO_PATTERN));
+  PetscCall(MatZeroRows(A_, (PetscInt)diffRows_.size(), diffRows_.data(), 1.0, nullptr, nullptr));
+  PetscCall(KSPSetOperators(consistencyKsp_, A_, A_));
+  PetscCall(KSPSetUp(consistencyKsp_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::consistencySolve(Vec b, Vec out, bool transpose) {
+  KSPConvergedReason reason;
+  PetscFunctionBeginUser;
+  if (transpose) PetscCall(KSPSolveTranspose(consistencyKsp_, b, out));
+  else PetscCall(KSPSolve(consistencyKsp_, b, out));
+  PetscCall(KSPGetConvergedReason(consistencyKsp_, &reason));
+  PetscCheck(reason >= 0, comm(), PETSC_ERR_NOT_CONVERGED,
+             "DAE consistency solve failed (%s): is g_y singular (index > 1)?", KSPConvergedReasons[reason]);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::timeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot) {
+  PetscFunctionBeginUser;
+  PetscCall(rhs(t, u, d, udot));
+  if (isDAE()) {
+    // rhs b = [f_x; -g_t]; A udot = b.
+    HS_USER_CALL(comm(), "constraintTimeDerivative", model_.constraintTimeDerivative(t, u, context(d), work_));
+    PetscCall(VecScale(work_, -1.0));
+    PetscCall(zeroDifferential(work_));
+    PetscCall(VecPointwiseMult(udot, udot, mass_));
+    PetscCall(VecAXPY(work_, 1.0, udot));
+    PetscCall(setConsistencyPoint(t, u, d));
+    PetscCall(consistencySolve(work_, udot, false));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::constraintResidual(PetscReal t, Vec u, const DiscreteState &d, PetscReal *norm) {
+  PetscFunctionBeginUser;
+  *norm = 0;
+  if (!isDAE()) PetscFunctionReturn(0);
+  PetscCall(rhs(t, u, d, work_));
+  PetscCall(zeroDifferential(work_));
+  PetscCall(VecNorm(work_, NORM_INFINITY, norm));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::reinitialize(PetscReal t, Vec u, const DiscreteState &d, const char *where) {
+  const PetscInt maxit = 50;
+  PetscReal res0 = 0, res = 0, unorm;
+  PetscFunctionBeginUser;
+  if (!isDAE()) PetscFunctionReturn(0);
+  for (PetscInt it = 0; it < maxit; ++it) {
+    PetscCall(rhs(t, u, d, work_));
+    PetscCall(zeroDifferential(work_));
+    PetscCall(VecNorm(work_, NORM_INFINITY, &res));
+    PetscCall(VecNorm(u, NORM_INFINITY, &unorm));
+    if (it == 0) res0 = res;
+    // Converged when g is zero to round-off of the state's scale.
+    if (res <= 1e-14 * (1.0 + unorm) || (it > 0 && res == 0)) PetscFunctionReturn(0);
+    PetscCall(setConsistencyPoint(t, u, d));
+    PetscCall(consistencySolve(work_, work2_, false));
+    PetscCall(VecAXPY(u, -1.0, work2_)); // Newton: A δ = [0; g], y -= δ_y (δ_x = 0)
+  }
+  SETERRQ(comm(), PETSC_ERR_NOT_CONVERGED,
+          "DAE reinitialization failed %s at t = %.17g in discrete state %s: |g| went from %g to %g in %" PetscInt_FMT " Newton iterations",
+          where, (double)t, describe(d).c_str(), (double)res0, (double)res, maxit);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,88 @@
+// Dynamics: the bridge between a HybridModel and PETSc TS. It owns the current discrete
+// state (the one every TS callback sees), the Jacobian matrices, and the DAE machinery that
+// the jump conditions need on both sides of an event:
+//   * u̇ = f for an ODE; for a DAE ẋ = f_x and ẏ = -g_y⁻¹(g_x ẋ + g_t);
+//   * the consistency matrix A = [I 0; g_x g_y] (differential rows replaced by identity rows),
+//     which gives consistent reinitialization (Newton on g = 0 with x fixed) and the composite
+//     reset derivative ∂u⁺/∂ũ = A⁻¹[I;0] and its transpose.
+#pragma once
+
+#include "hybridsens/model.hpp"
+
+#include <petscksp.h>
+#include <petscts.h>
+
+#include <string>
+#include <vector>
+
+namespace hybridsens {
+
+class Dynamics {
+public:
+  Dynamics(const HybridModel &model, std::vector<PetscReal> params, PetscInt extraSensitivityColumns);
+  ~Dynamics();
+  Dynamics(const Dynamics &) = delete;
+  Dynamics &operator=(const Dynamics &) = delete;
+
+  PetscErrorCode setUp();
+  // Install the callbacks into ts (RHS form for an ODE, IFunction form for a DAE).
+  PetscErrorCode attach(TS ts);
+
+  const HybridModel &model() const { return model_; }
+  MPI_Comm comm() const { return model_.comm(); }
+  bool isDAE() const { return numAlgebraic_ > 0; }
+  PetscInt numParameters() const { return (PetscInt)params_.size(); }
+  PetscInt numSensitivityColumns() const { return numParameters() + extraColumns_; }
+  const std::vector<PetscReal> &parameters() const { return params_; }
+  void setParameters(const std::vector<PetscReal> &p) { params_ = p; }
+  Vec templateVec() const { return templ_; }
+  Mat parameterJacobian() const { return Jp_; }
+
+  // The discrete state every callback currently sees.
+  DiscreteState mode;
+  ModeContext context() const { return {params_, mode}; }
+  ModeContext context(const DiscreteState &d) const { return {params_, d}; }
+
+  // Model evaluations with finiteness checks (NaN/Inf is an error naming the callback).
+  PetscErrorCode rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f);
+  PetscErrorCode rhsJacobian(PetscReal t, Vec u, const DiscreteState &d);  // into J()
+  PetscErrorCode rhsJacobianP(PetscReal t, Vec u, const DiscreteState &d); // into parameterJacobian()
+  Mat J() const { return J_; }
+
+  // u̇ at (t, u) in discrete state d (includes ẏ for a DAE).
+  PetscErrorCode timeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot);
+  // Solve g(t, x, y) = 0 for y with x fixed (DAE only; no-op for an ODE).
+  PetscErrorCode reinitialize(PetscReal t, Vec u, const DiscreteState &d, const char *where);
+  // out = A⁻¹ [v_x; b_y] with A the consistency matrix at (t, u, d); used by the jumps.
+  // setConsistencyPoint assembles and factors A; the solves reuse it.
+  PetscErrorCode setConsistencyPoint(PetscReal t, Vec u, const DiscreteState &d);
+  PetscErrorCode consistencySolve(Vec rhs, Vec out, bool transpose);
+  // Algebraic-row residual norm ‖g‖∞ at (t, u, d).
+  PetscErrorCode constraintResidual(PetscReal t, Vec u, const DiscreteState &d, PetscReal *norm);
+  // Zero the algebraic entries of v (or the differential ones).
+  PetscErrorCode zeroAlgebraic(Vec v) const;
+  PetscErrorCode zeroDifferential(Vec v) const;
+  IS algebraicIS() const { return algIS_; }
+
+  PetscErrorCode checkFinite(Vec v, const char *callback, PetscReal t, const DiscreteState &d) const;
+
+private:
+  static PetscErrorCode RHSFunction(TS, PetscReal, Vec, Vec, void *);
+  static PetscErrorCode RHSJacobian(TS, PetscReal, Vec, Mat, Mat, void *);
+  static PetscErrorCode RHSJacobianP(TS, PetscReal, Vec, Mat, void *);
+  static PetscErrorCode IFunction(TS, PetscReal, Vec, Vec, Vec, void *);
+  static PetscErrorCode IJacobian(TS, PetscReal, Vec, Vec, PetscReal, Mat, Mat, void *);
+  static PetscErrorCode IJacobianP(TS, PetscReal, Vec, Vec, PetscReal, Mat, void *);
+
+  const HybridModel &model_;
+  std::vector<PetscReal> params_;
+  PetscInt extraColumns_;
+  PetscInt numAlgebraic_ = 0;
+  Vec templ_ = nullptr, mass_ = nullptr, work_ = nullptr, work2_ = nullptr;
+  Mat J_ = nullptr, Jp_ = nullptr, A_ = nullptr;
+  KSP consistencyKsp_ = nullptr;
+  IS algIS_ = nullptr, diffIS_ = nullptr;
+  std::vector<PetscInt> diffRows_;  // global indices of owned differential rows
+};
+
+} // namespace hybridsens

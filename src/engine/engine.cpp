@@ -1,0 +1,417 @@
+#include "engine/engine.hpp"
+
+#include "engine/event_detection.hpp"
+#include "util/user_call.hpp"
+
+#include <petsc/private/tsimpl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+namespace hybridsens {
+
+Engine::Engine(Dynamics &dyn, TS ts, const EngineOptions &opt) : dyn_(dyn), ts_(ts), opt_(opt), guards_(dyn) {}
+
+Engine::~Engine() {
+  VecDestroy(&uStart_);
+  VecDestroy(&udot_);
+}
+
+PetscErrorCode Engine::buildStops(PetscReal t0, PetscReal tf) {
+  const auto &model = dyn_.model();
+  std::map<PetscReal, std::vector<PetscInt>> at;
+  PetscFunctionBeginUser;
+  for (PetscInt k = 0; k < model.numTimeEvents(); ++k) {
+    TimeEventInfo info;
+    try {
+      info = model.timeEvent(k, dyn_.parameters());
+    } catch (const std::exception &e) {
+      SETERRQ(dyn_.comm(), PETSC_ERR_LIB, "C++ exception in model callback timeEvent(%" PetscInt_FMT "): %s", k, e.what());
+    }
+    PetscCheck(std::isfinite(info.time), dyn_.comm(), PETSC_ERR_FP, "time event '%s' has a non-finite time", info.name.c_str());
+    PetscCheck(info.dtime_dp.empty() || (PetscInt)info.dtime_dp.size() == dyn_.numParameters(), dyn_.comm(), PETSC_ERR_ARG_SIZ,
+               "time event '%s': dtime_dp has %zu entries, the model has %" PetscInt_FMT " parameters", info.name.c_str(),
+               info.dtime_dp.size(), dyn_.numParameters());
+    if (info.time > t0 && info.time <= tf) at[info.time].push_back(k);
+  }
+  for (PetscReal t : extraStops_)
+    if (t > t0 && t <= tf) at[t];  // a boundary with no event
+  at[tf];
+  stops_.clear();
+  for (auto &kv : at) stops_.push_back({kv.first, kv.second});
+  PetscFunctionReturn(0);
+}
+
+// One TSStep of (at most) h from the current state; adaptivity may shorten it unless forced.
+PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
+  TSAdapt adapt;
+  PetscBool saved;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetAdapt(ts_, &adapt));
+  saved = adapt->always_accept;
+  if (forceAccept) PetscCall(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));
+  PetscCall(TSSetTimeStep(ts_, h));
+  PetscInt rejectBefore = ts_->reject;
+  PetscCall(TSStep(ts_));
+  PetscCall(TSAdaptSetAlwaysAccept(adapt, saved));
+  PetscCheck(ts_->reason >= 0, dyn_.comm(), PETSC_ERR_NOT_CONVERGED, "TSStep failed at t = %.17g in discrete state %s: %s",
+             (double)start_.t, describe(dyn_.mode).c_str(), TSConvergedReasons[ts_->reason]);
+  stats_.rejectedSteps += ts_->reject - rejectBefore;
+  currentH_ = ts_->ptime - start_.t;
+  PetscFunctionReturn(0);
+}
+
+// Restore the saved step start bit-exactly and step again with exactly h. TSRollBack is not
+// used: for theta it would overwrite the sensitivities with a stale copy (the TLM of this step
+// has not run yet), and for RK it restores the state only up to rounding.
+PetscErrorCode Engine::retakeStep(PetscReal h) {
+  Vec X;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  PetscCall(VecCopy(uStart_, X));
+  ts_->ptime = start_.t;
+  ts_->ptime_prev = start_.tprevPrev;
+  ts_->steps = start_.steps;
+  ts_->steprollback = PETSC_TRUE;  // no FSAL reuse of the discarded step
+  ++stats_.locationSteps;
+  PetscCall(takeStep(h, true));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Engine::endRates(std::vector<PetscScalar> &rate) {
+  Vec X;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  PetscCall(dyn_.timeDerivative(ts_->ptime, X, dyn_.mode, udot_));
+  PetscCall(guards_.rates(ts_->ptime, X, udot_, dyn_.mode, rate));
+  PetscFunctionReturn(0);
+}
+
+// Guard values, rates and sides at the current state (a step start).
+PetscErrorCode Engine::startSides() {
+  Vec X;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gStart_));
+  rateStart_.assign(guards_.size(), 0.0);
+  sideStart_.assign(guards_.size(), 0);
+  if (!guards_.size()) PetscFunctionReturn(0);
+  PetscCall(endRates(rateStart_));
+  for (PetscInt j = 0; j < guards_.size(); ++j)
+    if (guards_.active(j, dyn_.mode)) sideStart_[j] = guardSide(gStart_[j], rateStart_[j], 0.0);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired) {
+  const PetscInt ng = guards_.size();
+  const DiscreteState &d = dyn_.mode;
+  Vec X;
+  std::vector<PetscReal> tol(ng);
+  PetscReal hLo = 0;
+  std::vector<PetscScalar> gLo = gStart_, g;
+  int lastMoved = 0, sameSideCount = 0;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  for (PetscInt j = 0; j < ng; ++j)
+    tol[j] = opt_.eventTol * std::max(std::fabs(gStart_[j]), std::fabs(gHi[j]));
+  auto crossedAt = [&](const std::vector<PetscScalar> &gv, std::vector<PetscInt> &crossed, std::vector<PetscInt> &atEnd) {
+    crossed.clear();
+    atEnd.clear();
+    for (PetscInt j = 0; j < ng; ++j) {
+      if (!guards_.active(j, d)) continue;
+      auto k = classifyCrossing(sideStart_[j], gv[j], tol[j], guards_.direction(j));
+      if (k == CrossingKind::Crossed) crossed.push_back(j);
+      if (k == CrossingKind::AtEnd) atEnd.push_back(j);
+    }
+  };
+  std::vector<PetscInt> crossedHi, atEndHi, crossed, atEnd;
+  crossedAt(gHi, crossedHi, atEndHi);
+  for (PetscInt it = 0; it < opt_.maxLocationIterations; ++it) {
+    // Converged: every crossed guard at hHi sits on its surface, or the bracket is at round-off.
+    bool allOnSurface = true;
+    for (PetscInt j : crossedHi) allOnSurface = allOnSurface && std::fabs(gHi[j]) <= tol[j];
+    const PetscReal width = hHi - hLo, tiny = 16 * PETSC_MACHINE_EPSILON * (std::fabs(start_.t) + hHi);
+    if (allOnSurface || width <= tiny) {
+      fired = crossedHi;
+      fired.insert(fired.end(), atEndHi.begin(), atEndHi.end());
+      std::sort(fired.begin(), fired.end());
+      if (currentH_ != hHi) PetscCall(retakeStep(hHi));
+      PetscFunctionReturn(0);
+    }
+    // Earliest regula-falsi candidate among crossed guards; bisection after two moves of the
+    // same end (Illinois-like safeguard against one-sided convergence).
+    PetscReal h = hHi;
+    for (PetscInt j : crossedHi) {
+      PetscReal glo = gLo[j];
+      if (std::fabs(glo) <= tol[j]) glo = sideStart_[j] * std::max(tol[j], 1e-300);
+      h = std::min(h, secantCandidate(hLo, glo, hHi, gHi[j]));
+    }
+    if (sameSideCount >= 2) h = 0.5 * (hLo + hHi);
+    h = std::min(std::max(h, hLo + 0.5 * tiny), hHi - 0.5 * tiny);
+    PetscCall(retakeStep(h));
+    PetscCall(guards_.values(ts_->ptime, X, d, g));
+    crossedAt(g, crossed, atEnd);
+    if (!crossed.empty()) {
+      sameSideCount = lastMoved == +1 ? sameSideCount + 1 : 1;
+      lastMoved = +1;
+      hHi = h;
+      gHi = g;
+      crossedHi = crossed;
+      atEndHi = atEnd;
+    } else if (!atEnd.empty()) {
+      fired = atEnd;  // reached a surface from the start side: the event is here
+      PetscFunctionReturn(0);
+    } else {
+      sameSideCount = lastMoved == -1 ? sameSideCount + 1 : 1;
+      lastMoved = -1;
+      hLo = h;
+      gLo = g;
+    }
+  }
+  std::string names;
+  for (PetscInt j : crossedHi) names += (names.empty() ? "'" : ", '") + dyn_.model().guardInfo(j).name + "'";
+  SETERRQ(dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
+          "Event location failed for guard(s) %s in discrete state %s: bracket [%.17g, %.17g] after %" PetscInt_FMT
+          " iterations (raise -hs_event_max_iterations or -hs_event_tol)",
+          names.c_str(), describe(d).c_str(), (double)(start_.t + hLo), (double)(start_.t + hHi), opt_.maxLocationIterations);
+}
+
+PetscErrorCode Engine::checkZeno(const EventRecord &r) {
+  PetscFunctionBeginUser;
+  PetscCheck((PetscInt)log_.size() <= opt_.maxEvents, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
+             "Zeno/chattering: more than -hs_max_events %" PetscInt_FMT " events; the last was '%s' at t = %.17g in discrete state %s",
+             opt_.maxEvents, r.name.c_str(), (double)r.time, describe(r.before).c_str());
+  const auto &recs = log_.records();
+  const PetscReal spacing = opt_.minEventSpacing * std::max<PetscReal>(tf_ - t0_, 1e-300);
+  for (auto it = recs.rbegin() + 1; it != recs.rend(); ++it) {
+    if (!(it->id == r.id)) continue;
+    PetscCheck(r.time - it->time > spacing, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
+               "Zeno/chattering: event '%s' fired again after %g (at t = %.17g, discrete state %s); the minimum spacing is "
+               "-hs_min_event_spacing %g relative to the horizon",
+               r.name.c_str(), (double)(r.time - it->time), (double)r.time, describe(r.before).c_str(), (double)opt_.minEventSpacing);
+    break;
+  }
+  PetscFunctionReturn(0);
+}
+
+// Apply every transition at this instant, in the documented order: time events by index,
+// then guards by index. Each gets its own pre/post snapshot; a guard made inactive by an
+// earlier transition at the same instant does not fire.
+PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &firedGuards) {
+  const auto &model = dyn_.model();
+  const PetscReal t = ts_->ptime;
+  Vec X;
+  std::vector<EventId> ids;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  for (PetscInt k : timeEvents) ids.push_back({EventId::Time, k});
+  for (PetscInt j : firedGuards) ids.push_back({EventId::Guard, j});
+  PetscInt order = 0;
+  for (const EventId &id : ids) {
+    if (id.kind == EventId::Guard && !guards_.active(id.index, dyn_.mode)) continue;
+    EventRecord r;
+    r.step = step;
+    r.time = t;
+    r.id = id;
+    r.name = model.eventName(id, dyn_.parameters());
+    r.before = dyn_.mode;
+    r.orderAtInstant = order++;
+    PetscCall(VecDuplicate(X, &r.uminus));
+    PetscCall(VecCopy(X, r.uminus));
+    PetscCall(VecDuplicate(X, &r.udotminus));
+    PetscCall(dyn_.timeDerivative(t, X, r.before, r.udotminus));
+    if (id.kind == EventId::Guard) {
+      PetscScalar D;
+      PetscReal scale;
+      PetscCall(guards_.transversality(id.index, t, X, r.udotminus, r.before, &D, &scale));
+      PetscCheck(std::fabs(D) > opt_.grazingTol * scale && scale > 0, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
+                 "Grazing event: guard '%s' at t = %.17g in discrete state %s has time derivative %g (scale %g, -hs_grazing_tol %g); "
+                 "the event time is not differentiable here",
+                 r.name.c_str(), (double)t, describe(r.before).c_str(), (double)D, (double)scale, (double)opt_.grazingTol);
+    }
+    DiscreteState after = r.before;
+    HS_USER_CALL(dyn_.comm(), "transition", model.transition(id, t, X, after));
+    if (model.hasReset(id)) {
+      Vec up;
+      PetscCall(VecDuplicate(X, &up));
+      HS_USER_CALL(dyn_.comm(), "reset", model.reset(id, t, r.uminus, dyn_.context(r.before), up));
+      PetscCall(dyn_.checkFinite(up, "reset", t, r.before));
+      PetscCall(VecCopy(up, X));
+      PetscCall(VecDestroy(&up));
+    }
+    dyn_.mode = after;
+    r.after = after;
+    PetscCall(dyn_.reinitialize(t, X, after, ("after event '" + r.name + "'").c_str()));
+    PetscCall(VecDuplicate(X, &r.uplus));
+    PetscCall(VecCopy(X, r.uplus));
+    PetscCall(VecDuplicate(X, &r.udotplus));
+    PetscCall(dyn_.timeDerivative(t, X, after, r.udotplus));
+    EventRecord &rec = log_.add(std::move(r));
+    ++stats_.events;
+    if (opt_.monitor)
+      PetscCall(PetscPrintf(dyn_.comm(), "[hybridsens] event %zu: %s '%s' at t = %.12g (step %" PetscInt_FMT "): %s -> %s\n",
+                            log_.size(), id.kind == EventId::Guard ? "guard" : "time event", rec.name.c_str(), (double)t, step,
+                            describe(rec.before).c_str(), describe(rec.after).c_str()));
+    PetscCall(checkZeno(rec));
+    for (auto *o : observers_) PetscCall(o->transitionApplied(rec));
+  }
+  // The integrator must not reuse anything from before the event (FSAL stage, cached Jacobian
+  // keyed on time; PETSC-3.18.md §2.7, §9).
+  PetscCall(TSRestartStep(ts_));
+  ts_->rhsjacobian.time = PETSC_MIN_REAL;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  Vec X;
+  std::vector<PetscScalar> gEnd, rateEnd;
+  PetscFunctionBeginUser;
+  PetscCheck(tf > t0, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE, "final time %g must exceed the initial time %g", (double)tf, (double)t0);
+  t0_ = t0;
+  tf_ = tf;
+  log_.clear();
+  traj_.clear();
+  stats_ = EngineStats();
+  PetscCall(buildStops(t0, tf));
+
+  PetscCall(TSGetSolution(ts_, &X));
+  if (!X) {
+    PetscCall(VecDuplicate(u0, &X));
+    PetscCall(TSSetSolution(ts_, X));
+    PetscCall(VecDestroy(&X));
+    PetscCall(TSGetSolution(ts_, &X));
+  }
+  PetscCall(VecCopy(u0, X));
+  if (!uStart_) PetscCall(VecDuplicate(u0, &uStart_));
+  if (!udot_) PetscCall(VecDuplicate(u0, &udot_));
+  PetscCall(TSSetTime(ts_, t0));
+  PetscCall(TSSetStepNumber(ts_, 0));
+  PetscCall(TSSetMaxTime(ts_, tf));
+  PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
+  PetscCall(TSSetUp(ts_));
+  if (ts_->forward_solve) PetscCall(TSForwardSetUp(ts_));
+  // What TSSolve resets before a fresh solve.
+  ts_->reject = 0;
+  ts_->steprestart = PETSC_TRUE;
+  ts_->steprollback = PETSC_FALSE;
+  ts_->rhsjacobian.time = PETSC_MIN_REAL;
+  ts_->ptime_prev = t0;
+
+  PetscCall(traj_.record(ts_, 0, t0, t0, X, dyn_.mode));
+  for (auto *o : observers_) PetscCall(o->stepAccepted(0, t0, t0));
+  PetscCall(startSides());
+
+  PetscReal hnext;
+  PetscCall(TSGetTimeStep(ts_, &hnext));
+  PetscCheck(hnext > 0, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE, "initial time step must be positive (-ts_dt)");
+  size_t stopIdx = 0;
+  PetscReal resumeH = 0;  // step size to return to after finishing an interrupted interval
+  while (true) {
+    const PetscReal t = ts_->ptime;
+    while (stopIdx < stops_.size() && stops_[stopIdx].time <= t) ++stopIdx;
+    if (stopIdx >= stops_.size()) break;
+    PetscCheck(ts_->steps < ts_->max_steps, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
+               "reached -ts_max_steps %" PetscInt_FMT " at t = %.17g before the final time %.17g", ts_->max_steps, (double)t, (double)tf);
+    const Stop &stop = stops_[stopIdx];
+    PetscReal h = hnext;
+    bool aimsAtStop = false;
+    if (h >= (stop.time - t) * (1 - 1e-10)) {
+      h = stop.time - t;
+      aimsAtStop = true;
+    }
+    PetscCall(TSMonitor(ts_, ts_->steps, ts_->ptime, X));
+    // Save the step start so the step can be re-taken bit-exactly.
+    PetscCall(VecCopy(X, uStart_));
+    start_.t = t;
+    start_.tprevPrev = ts_->ptime_prev;
+    start_.steps = ts_->steps;
+    PetscCall(takeStep(h, false));
+    PetscReal hProposal = resumeH > 0 ? resumeH : ts_->time_step;
+    resumeH = 0;
+    const PetscReal hFull = currentH_;
+    const bool reachedStop = aimsAtStop && hFull == h;
+    if (reachedStop) ts_->ptime = stop.time;  // land exactly (t + (T - t) may differ from T in the last bit)
+
+    std::vector<PetscInt> fired;
+    PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
+    bool anyCrossed = false;
+    PetscReal hiddenAt = -1;
+    if (guards_.size()) {
+      std::vector<PetscReal> tol(guards_.size());
+      for (PetscInt j = 0; j < guards_.size(); ++j) {
+        if (!guards_.active(j, dyn_.mode)) continue;
+        tol[j] = opt_.eventTol * std::max(std::fabs(gStart_[j]), std::fabs(gEnd[j]));
+        auto k = classifyCrossing(sideStart_[j], gEnd[j], tol[j], guards_.direction(j));
+        if (k == CrossingKind::Crossed) anyCrossed = true;
+        if (k == CrossingKind::AtEnd) fired.push_back(j);
+      }
+      if (!anyCrossed && fired.empty() && opt_.hermite) {
+        PetscCall(endRates(rateEnd));
+        for (PetscInt j = 0; j < guards_.size(); ++j) {
+          PetscReal s;
+          if (!guards_.active(j, dyn_.mode) || sideStart_[j] == 0) continue;
+          if (hermiteHiddenCrossing(gStart_[j], gEnd[j], hFull * rateStart_[j], hFull * rateEnd[j], &s))
+            hiddenAt = hiddenAt < 0 ? s : std::min(hiddenAt, (PetscReal)s);
+        }
+      }
+    }
+    bool eventInside = false;
+    if (anyCrossed) {
+      PetscCall(locate(hFull, gEnd, fired));
+      eventInside = currentH_ < hFull;
+    } else if (hiddenAt > 0) {
+      // Two crossings may hide inside this step: stop where the Hermite model is farthest
+      // across; the next step then sees the sign change.
+      PetscCall(retakeStep(hiddenAt * hFull));
+      eventInside = true;
+    }
+    const bool atStop = reachedStop && !eventInside;
+    if (!atStop && reachedStop) ts_->ptime = start_.t + currentH_;
+
+    // The step is final: advance the TLM, notify, record (U⁻ if an event follows).
+    const PetscInt step = ts_->steps;
+    if (ts_->forward_solve) {
+      ts_->steps--;
+      PetscCall(TSForwardStep(ts_));
+      ts_->steps++;
+    }
+    ++stats_.steps;
+    PetscCall(traj_.record(ts_, step, ts_->ptime, start_.t, X, dyn_.mode));
+    for (auto *o : observers_) PetscCall(o->stepAccepted(step, start_.t, ts_->ptime));
+    PetscCall(TSPostStep(ts_));
+
+    const std::vector<PetscInt> noTimeEvents;
+    const auto &timeEvents = atStop ? stop.timeEvents : noTimeEvents;
+    if (!timeEvents.empty() || !fired.empty()) {
+      PetscCall(applyTransitions(step, timeEvents, fired));
+      PetscCall(startSides());
+    } else {
+      // Sides carry over; rates only matter on the surface (and for the Hermite check).
+      gStart_ = gEnd;
+      if (guards_.size()) {
+        if (rateEnd.empty() || hiddenAt > 0 || anyCrossed) PetscCall(endRates(rateEnd));
+        rateStart_ = rateEnd;
+        for (PetscInt j = 0; j < guards_.size(); ++j) {
+          if (!guards_.active(j, dyn_.mode)) continue;
+          const int s = guardSide(gEnd[j], rateEnd[j], 0.0);
+          if (s != 0) sideStart_[j] = s;
+        }
+      }
+    }
+    rateEnd.clear();
+    // Next step: finish the interrupted step's interval, else the integrator's proposal.
+    const PetscReal remainder = start_.t + hFull - ts_->ptime;
+    if (eventInside && remainder > 1e-10 * hFull) {
+      hnext = remainder;
+      resumeH = hProposal;
+    } else hnext = hProposal;
+  }
+  PetscCall(TSMonitor(ts_, ts_->steps, ts_->ptime, X));
+  stats_.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,101 @@
+// Engine: integrates a hybrid model with PETSc TS, stepping itself around TSStep.
+//
+// Why not TSSolve + TSEvent: PETSc 3.18's TSEvent does not filter directions, re-fires
+// guards that stay within tolerance, compares only signs at step ends (so two close
+// crossings are stepped over), and its rollback restores forward sensitivities from a stale
+// copy. Owning detection and location avoids every one of those (PETSC-3.18.md §1, §2.1):
+//  * detection is by side (value, or derivative when on the surface) in the requested
+//    direction, plus a Hermite check for two crossings hidden inside one step;
+//  * location re-takes the step from the saved start state with regula falsi on the step
+//    size until the guard is zero to -hs_event_tol (relative to its change over the step);
+//  * TSForwardStep runs once, on the accepted step only, so no rollback can corrupt S;
+//  * the trajectory records U⁻ at an event step and the mode the step ran in.
+#pragma once
+
+#include "engine/dynamics.hpp"
+#include "engine/guard_evaluator.hpp"
+#include "engine/trajectory_store.hpp"
+#include "hybridsens/event_log.hpp"
+#include "hybridsens/options.hpp"
+
+#include <petscts.h>
+
+#include <vector>
+
+namespace hybridsens {
+
+// Sensitivity drivers plug in here.
+class EngineObserver {
+public:
+  virtual ~EngineObserver() = default;
+  // Step `step` (from tprev to t) was accepted; U is the state it produced (U⁻ if an event
+  // follows) and the TLM, if any, has been advanced over it.
+  virtual PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) { return 0; }
+  // One transition was applied; the record holds its snapshots.
+  virtual PetscErrorCode transitionApplied(const EventRecord &r) { return 0; }
+};
+
+struct EngineStats {
+  PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
+  double wallSeconds = 0;
+};
+
+class Engine {
+public:
+  Engine(Dynamics &dyn, TS ts, const EngineOptions &opt);
+  ~Engine();
+
+  void addObserver(EngineObserver *o) { observers_.push_back(o); }
+  // Extra step boundaries without events (measurement and output times).
+  void setStopTimes(std::vector<PetscReal> t) { extraStops_ = std::move(t); }
+  // Integrate from (t0, u0) in the dynamics' current mode to tf. u0 must be consistent for a
+  // DAE (Solver::initialize does that). The final state stays in the TS solution vector.
+  PetscErrorCode run(Vec u0, PetscReal t0, PetscReal tf);
+
+  const EventLog &log() const { return log_; }
+  const TrajectoryStore &trajectory() const { return traj_; }
+  const EngineStats &stats() const { return stats_; }
+  TS ts() const { return ts_; }
+  Dynamics &dynamics() { return dyn_; }
+  GuardEvaluator &guards() { return guards_; }
+
+private:
+  struct Stop {
+    PetscReal time;
+    std::vector<PetscInt> timeEvents;  // time events firing at this stop (may be empty)
+  };
+  struct StepStart {
+    PetscReal t = 0, tprevPrev = 0;
+    PetscInt steps = 0;
+  };
+
+  PetscErrorCode buildStops(PetscReal t0, PetscReal tf);
+  PetscErrorCode takeStep(PetscReal h, bool forceAccept);
+  PetscErrorCode retakeStep(PetscReal h);
+  PetscErrorCode startSides();
+  PetscErrorCode endRates(std::vector<PetscScalar> &rate);
+  PetscErrorCode locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired);
+  PetscErrorCode applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &guards);
+  PetscErrorCode checkZeno(const EventRecord &r);
+
+  Dynamics &dyn_;
+  TS ts_;
+  EngineOptions opt_;
+  GuardEvaluator guards_;
+  EventLog log_;
+  TrajectoryStore traj_;
+  EngineStats stats_;
+  std::vector<EngineObserver *> observers_;
+  std::vector<PetscReal> extraStops_;
+  std::vector<Stop> stops_;
+  PetscReal t0_ = 0, tf_ = 0;
+
+  // Step-start bookkeeping for re-taking steps bit-exactly.
+  Vec uStart_ = nullptr, udot_ = nullptr;
+  StepStart start_;
+  PetscReal currentH_ = 0;
+  std::vector<PetscScalar> gStart_, rateStart_;
+  std::vector<int> sideStart_;
+};
+
+} // namespace hybridsens

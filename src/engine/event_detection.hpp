@@ -1,0 +1,35 @@
+// Pure event-detection logic (no PETSc objects), unit-tested on its own.
+//
+// A guard's "side" at the start of a step is the sign of its value, or — when the value is
+// within the location tolerance (it just fired, or starts on the surface) — the sign of its
+// time derivative: a guard that just fired rising is on the positive side. This is what stops
+// re-firing and what lets the second of two close events be seen in the next step.
+#pragma once
+
+#include <vector>
+
+namespace hybridsens {
+
+// Side of a guard: -1, +1, or 0 when unknown (on the surface with zero derivative: grazing).
+int guardSide(double value, double derivative, double tol);
+
+enum class CrossingKind {
+  None,           // same side at both ends (or inactive)
+  Crossed,        // crossed in the requested direction
+  WrongDirection, // crossed against the requested direction: ignored, side flips
+  AtEnd           // within tolerance at the step end, approaching in the requested direction
+};
+
+// Classify one guard over one step. direction: +1 rising, -1 falling, 0 both.
+CrossingKind classifyCrossing(int startSide, double endValue, double tol, int direction);
+
+// Hermite cubic on s ∈ [0,1] with values g0, g1 and scaled slopes d0 = h ġ0, d1 = h ġ1. Returns
+// true when the cubic changes sign strictly inside although g0 and g1 have the same sign
+// (two hidden crossings); *sAt receives the interior point where it is farthest across.
+bool hermiteHiddenCrossing(double g0, double g1, double d0, double d1, double *sAt);
+
+// One regula-falsi candidate for the root of a guard on the bracket [lo, hi] with values glo,
+// ghi (opposite signs). Falls back to bisection when the secant is degenerate.
+double secantCandidate(double lo, double glo, double hi, double ghi);
+
+} // namespace hybridsens

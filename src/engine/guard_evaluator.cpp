@@ -1,0 +1,71 @@
+#include "engine/guard_evaluator.hpp"
+
+#include "util/user_call.hpp"
+
+#include <cmath>
+
+namespace hybridsens {
+
+GuardEvaluator::GuardEvaluator(Dynamics &dyn) : dyn_(dyn), n_(dyn.model().numGuards()) {
+  for (PetscInt j = 0; j < n_; ++j) direction_.push_back((int)dyn.model().guardInfo(j).direction);
+}
+
+GuardEvaluator::~GuardEvaluator() { VecDestroy(&work_.gu); }
+
+PetscErrorCode GuardEvaluator::values(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &g) {
+  PetscFunctionBeginUser;
+  g.assign(n_, 0.0);
+  if (!n_) PetscFunctionReturn(0);
+  std::vector<PetscScalar> local(n_, 0.0);
+  HS_USER_CALL(dyn_.comm(), "guards", dyn_.model().guards(t, u, dyn_.context(d), local.data()));
+  PetscCallMPI(MPI_Allreduce(local.data(), g.data(), (int)n_, MPIU_SCALAR, MPIU_SUM, dyn_.comm()));
+  for (PetscInt j = 0; j < n_; ++j)
+    PetscCheck(std::isfinite(g[j]) || !active(j, d), dyn_.comm(), PETSC_ERR_FP,
+               "NaN or Inf returned by model callback guards for guard '%s' at t = %.17g in discrete state %s",
+               dyn_.model().guardInfo(j).name.c_str(), (double)t, describe(d).c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode GuardEvaluator::gradient(PetscInt j, PetscReal t, Vec u, const DiscreteState &d, GuardGradient &out) {
+  const PetscInt np = dyn_.numParameters();
+  PetscFunctionBeginUser;
+  PetscCall(VecZeroEntries(out.gu));
+  std::vector<PetscScalar> local(np + 1, 0.0), global(np + 1, 0.0);
+  HS_USER_CALL(dyn_.comm(), "guardGradient", dyn_.model().guardGradient(j, t, u, dyn_.context(d), out.gu, &local[0], np ? &local[1] : nullptr));
+  PetscCallMPI(MPI_Allreduce(local.data(), global.data(), (int)(np + 1), MPIU_SCALAR, MPIU_SUM, dyn_.comm()));
+  out.gt = global[0];
+  out.gp.assign(global.begin() + 1, global.end());
+  PetscCall(dyn_.checkFinite(out.gu, "guardGradient", t, d));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, Vec udot, const DiscreteState &d, std::vector<PetscScalar> &rate) {
+  PetscFunctionBeginUser;
+  rate.assign(n_, 0.0);
+  if (!work_.gu) PetscCall(VecDuplicate(u, &work_.gu));
+  for (PetscInt j = 0; j < n_; ++j) {
+    if (!active(j, d)) continue;
+    PetscScalar dot;
+    PetscCall(gradient(j, t, u, d, work_));
+    PetscCall(VecDot(work_.gu, udot, &dot));
+    rate[j] = work_.gt + dot;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode GuardEvaluator::transversality(PetscInt j, PetscReal t, Vec u, Vec udot, const DiscreteState &d,
+                                              PetscScalar *D, PetscReal *scale) {
+  PetscScalar dot;
+  PetscReal ngu, nud;
+  PetscFunctionBeginUser;
+  if (!work_.gu) PetscCall(VecDuplicate(u, &work_.gu));
+  PetscCall(gradient(j, t, u, d, work_));
+  PetscCall(VecDot(work_.gu, udot, &dot));
+  PetscCall(VecNorm(work_.gu, NORM_2, &ngu));
+  PetscCall(VecNorm(udot, NORM_2, &nud));
+  *D = work_.gt + dot;
+  *scale = std::fabs(work_.gt) + ngu * nud;
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,42 @@
+// GuardEvaluator: guard values, gradients and time derivatives, identical on every rank
+// (each guard is computed by its owning rank and summed over the communicator), so that
+// event detection and location take the same decisions everywhere.
+#pragma once
+
+#include "engine/dynamics.hpp"
+
+#include <vector>
+
+namespace hybridsens {
+
+struct GuardGradient {
+  Vec gu = nullptr;              // γ_u (distributed like u)
+  PetscScalar gt = 0;            // γ_t
+  std::vector<PetscScalar> gp;   // γ_p (np entries)
+};
+
+class GuardEvaluator {
+public:
+  explicit GuardEvaluator(Dynamics &dyn);
+  ~GuardEvaluator();
+  PetscInt size() const { return n_; }
+  bool active(PetscInt j, const DiscreteState &d) const { return dyn_.model().guardActive(j, d); }
+  int direction(PetscInt j) const { return direction_[j]; }
+
+  PetscErrorCode values(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &g);
+  // γ_u, γ_t, γ_p of guard j at (t, u) in d. `out.gu` must be a vector like u.
+  PetscErrorCode gradient(PetscInt j, PetscReal t, Vec u, const DiscreteState &d, GuardGradient &out);
+  // ġ_j = γ_t + γ_u·u̇ for every active guard (0 for inactive ones).
+  PetscErrorCode rates(PetscReal t, Vec u, Vec udot, const DiscreteState &d, std::vector<PetscScalar> &rate);
+  // Transversality denominator D = γ_t + γ_u u̇ and its scale |γ_t| + ‖γ_u‖‖u̇‖.
+  PetscErrorCode transversality(PetscInt j, PetscReal t, Vec u, Vec udot, const DiscreteState &d, PetscScalar *D,
+                                PetscReal *scale);
+
+private:
+  Dynamics &dyn_;
+  PetscInt n_;
+  std::vector<int> direction_;
+  GuardGradient work_;
+};
+
+} // namespace hybridsens

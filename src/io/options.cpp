@@ -1,0 +1,25 @@
+#include "hybridsens/options.hpp"
+
+namespace hybridsens {
+
+PetscErrorCode EngineOptions::setFromOptions(MPI_Comm comm, const char *prefix) {
+  char file[PETSC_MAX_PATH_LEN] = "";
+  PetscBool flg;
+  PetscFunctionBeginUser;
+  PetscOptionsBegin(comm, prefix, "hybridsens engine options", "hybridsens");
+  PetscCall(PetscOptionsReal("-hs_event_tol", "Guard location tolerance, relative to the guard's change over the step", "", eventTol, &eventTol, nullptr));
+  PetscCall(PetscOptionsInt("-hs_max_events", "Maximum number of events (more is treated as Zeno/chattering)", "", maxEvents, &maxEvents, nullptr));
+  PetscCall(PetscOptionsReal("-hs_min_event_spacing", "Minimum spacing of two events of one source, relative to the horizon", "", minEventSpacing, &minEventSpacing, nullptr));
+  PetscCall(PetscOptionsReal("-hs_grazing_tol", "Relative threshold on the guard's time derivative at a crossing", "", grazingTol, &grazingTol, nullptr));
+  PetscCall(PetscOptionsBool("-hs_event_hermite", "Detect two crossings inside one step from guard derivatives", "", hermite, &hermite, nullptr));
+  PetscCall(PetscOptionsInt("-hs_event_max_iterations", "Maximum event-location iterations", "", maxLocationIterations, &maxLocationIterations, nullptr));
+  PetscCall(PetscOptionsBool("-hs_monitor", "Print events as they happen", "", monitor, &monitor, nullptr));
+  PetscCall(PetscOptionsString("-hs_summary", "Write a JSON summary to this file", "", file, file, sizeof(file), &flg));
+  if (flg) summaryFile = file;
+  PetscOptionsEnd();
+  PetscCheck(eventTol > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-hs_event_tol must be positive");
+  PetscCheck(maxEvents >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-hs_max_events must be non-negative");
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,49 @@
+// The JSON summary written by -hs_summary FILE. Key names are part of the interface:
+// "final_time", "final_state", "final_discrete_state", "parameters", "events"
+// ({"time","guard","kind","step","from","to"}), "stats" ({"steps","rejected_steps",
+// "location_steps","events","wall_seconds"}).
+#include "hybridsens/solver.hpp"
+
+#include "util/gather.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+namespace hybridsens {
+
+PetscErrorCode Solver::writeSummary(const std::string &file) const {
+  std::vector<PetscScalar> state;
+  PetscMPIInt rank;
+  PetscFunctionBeginUser;
+  if (file.empty()) PetscFunctionReturn(0);
+  PetscCall(gatherToAll(finalState(), state));
+  PetscCallMPI(MPI_Comm_rank(model_.comm(), &rank));
+  if (rank == 0) {
+    nlohmann::json j;
+    j["final_time"] = finalTime();
+    j["final_state"] = state;
+    j["final_discrete_state"] = finalDiscreteState();
+    j["parameters"] = params_;
+    j["parameter_names"] = model_.parameterNames();
+    nlohmann::json ev = nlohmann::json::array();
+    for (const auto &r : events().records())
+      ev.push_back({{"time", r.time},
+                    {"guard", r.name},
+                    {"kind", r.id.kind == EventId::Guard ? "guard" : "time"},
+                    {"index", r.id.index},
+                    {"step", r.step},
+                    {"from", r.before},
+                    {"to", r.after}});
+    j["events"] = ev;
+    const SolveStats s = stats();
+    j["stats"] = {{"steps", s.steps}, {"rejected_steps", s.rejectedSteps}, {"location_steps", s.locationSteps},
+                  {"events", s.events}, {"wall_seconds", s.wallSeconds}};
+    std::ofstream out(file);
+    PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open -hs_summary file %s", file.c_str());
+    out << j.dump(2) << "\n";
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,93 @@
+// Default behaviour of a HybridModel: no parameters, no events, identity resets.
+#include "hybridsens/model.hpp"
+
+#include <sstream>
+
+namespace hybridsens {
+
+std::vector<std::string> HybridModel::parameterNames() const {
+  std::vector<std::string> names;
+  const auto p = defaultParameters();
+  for (size_t i = 0; i < p.size(); ++i) names.push_back("p" + std::to_string(i));
+  return names;
+}
+
+PetscErrorCode HybridModel::initialStateJacobianP(const ModeContext &, Mat) const { return 0; }
+
+PetscErrorCode HybridModel::rhsJacobianP(PetscReal, Vec, const ModeContext &, Mat) const { return 0; }
+
+PetscErrorCode HybridModel::constraintTimeDerivative(PetscReal, Vec, const ModeContext &, Vec gt) const {
+  PetscFunctionBeginUser;
+  PetscCall(VecZeroEntries(gt));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode HybridModel::createJacobian(Mat *J) const {
+  PetscInt n = localSize(), N;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allreduce(&n, &N, 1, MPIU_INT, MPI_SUM, comm()));
+  PetscCall(MatCreateAIJ(comm(), n, n, N, N, n, nullptr, N - n, nullptr, J));
+  PetscCall(MatSetOption(*J, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+GuardInfo HybridModel::guardInfo(PetscInt j) const { return {"guard" + std::to_string(j), Direction::Both}; }
+
+bool HybridModel::guardActive(PetscInt, const DiscreteState &) const { return true; }
+
+PetscErrorCode HybridModel::guards(PetscReal, Vec, const ModeContext &, PetscScalar *) const { return 0; }
+
+PetscErrorCode HybridModel::guardGradient(PetscInt j, PetscReal, Vec, const ModeContext &, Vec, PetscScalar *,
+                                          PetscScalar *) const {
+  SETERRQ(comm(), PETSC_ERR_SUP, "Model declares guard %" PetscInt_FMT " but does not implement guardGradient()", j);
+}
+
+TimeEventInfo HybridModel::timeEvent(PetscInt k, const std::vector<PetscReal> &) const {
+  return {"time_event" + std::to_string(k), 0.0, {}};
+}
+
+PetscErrorCode HybridModel::transition(const EventId &, PetscReal, Vec, DiscreteState &) const { return 0; }
+
+bool HybridModel::hasReset(const EventId &) const { return false; }
+
+PetscErrorCode HybridModel::reset(const EventId &, PetscReal, Vec uminus, const ModeContext &, Vec uplus) const {
+  PetscFunctionBeginUser;
+  PetscCall(VecCopy(uminus, uplus));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode HybridModel::resetJacobianAction(const EventId &, PetscReal, Vec, const ModeContext &, Vec v,
+                                                Vec out) const {
+  PetscFunctionBeginUser;
+  PetscCall(VecCopy(v, out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode HybridModel::resetJacobianTransposeAction(const EventId &, PetscReal, Vec, const ModeContext &, Vec w,
+                                                         Vec out) const {
+  PetscFunctionBeginUser;
+  PetscCall(VecCopy(w, out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode HybridModel::resetJacobianP(const EventId &, PetscReal, Vec, const ModeContext &, Mat) const { return 0; }
+
+PetscErrorCode HybridModel::resetTimeDerivative(const EventId &, PetscReal, Vec, const ModeContext &, Vec Rt) const {
+  PetscFunctionBeginUser;
+  PetscCall(VecZeroEntries(Rt));
+  PetscFunctionReturn(0);
+}
+
+std::string HybridModel::eventName(const EventId &id, const std::vector<PetscReal> &p) const {
+  return id.kind == EventId::Guard ? guardInfo(id.index).name : timeEvent(id.index, p).name;
+}
+
+std::string describe(const DiscreteState &d) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < d.size(); ++i) os << (i ? "," : "") << d[i];
+  os << "]";
+  return os.str();
+}
+
+} // namespace hybridsens

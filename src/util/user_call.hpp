@@ -1,0 +1,21 @@
+// Calls into user code: a C++ exception must never cross a PETSc callback, so every user
+// callback goes through HS_USER_CALL, which turns an exception into a PETSc error naming the
+// callback. The error code a callback returns is propagated with PETSc's traceback.
+#pragma once
+
+#include <petscsys.h>
+
+#include <exception>
+
+#define HS_USER_CALL(comm, name, expr)                                                                       \
+  do {                                                                                                       \
+    PetscErrorCode hs_user_ierr_ = 0;                                                                        \
+    try {                                                                                                    \
+      hs_user_ierr_ = (expr);                                                                                \
+    } catch (const std::exception &hs_e_) {                                                                  \
+      SETERRQ(comm, PETSC_ERR_LIB, "C++ exception in model callback %s: %s", name, hs_e_.what());           \
+    } catch (...) {                                                                                          \
+      SETERRQ(comm, PETSC_ERR_LIB, "Unknown C++ exception in model callback %s", name);                      \
+    }                                                                                                        \
+    PetscCall(hs_user_ierr_);                                                                                \
+  } while (0)
