@@ -11,7 +11,7 @@ struct EngineOptions {
   PetscReal eventTol = 1e-12;        // -hs_event_tol: guard zero relative to its change over the step
   PetscInt maxEvents = 10000;        // -hs_max_events: more is Zeno/chattering → error
   PetscReal minEventSpacing = 1e-11; // -hs_min_event_spacing: two events of one source closer (relative to the horizon) → error
-  PetscReal grazingTol = 1e-8;       // -hs_grazing_tol: |γ̇| below this (relative) at a crossing → error
+  PetscReal grazingTol = 1e-6;       // -hs_grazing_tol: |γ̇| below this (relative) at a crossing → error
   PetscBool hermite = PETSC_TRUE;    // -hs_event_hermite: look for two crossings hidden inside one step
   PetscInt maxLocationIterations = 100;
   PetscBool monitor = PETSC_FALSE;   // -hs_monitor: print events as they happen
