@@ -89,8 +89,10 @@ PetscErrorCode Engine::endRates(std::vector<PetscScalar> &rate) {
   PetscFunctionReturn(0);
 }
 
-// Guard values, rates and sides at the current state (a step start).
-PetscErrorCode Engine::startSides() {
+// Guard values, rates and sides at the current state (a step start). A guard that just fired
+// sits on its surface (on either side, within the location tolerance): its side is the sign
+// of its rate after the transition, so it cannot fire again until it really comes back.
+PetscErrorCode Engine::startSides(const std::vector<PetscInt> &justFired) {
   Vec X;
   PetscFunctionBeginUser;
   PetscCall(TSGetSolution(ts_, &X));
@@ -101,6 +103,8 @@ PetscErrorCode Engine::startSides() {
   PetscCall(endRates(rateStart_));
   for (PetscInt j = 0; j < guards_.size(); ++j)
     if (guards_.active(j, dyn_.mode)) sideStart_[j] = guardSide(gStart_[j], rateStart_[j], 0.0);
+  for (PetscInt j : justFired)
+    if (guards_.active(j, dyn_.mode)) sideStart_[j] = guardSide(0.0, rateStart_[j], 0.0);
   PetscFunctionReturn(0);
 }
 
@@ -302,7 +306,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
 
   PetscCall(traj_.record(ts_, 0, t0, t0, X, dyn_.mode));
   for (auto *o : observers_) PetscCall(o->stepAccepted(0, t0, t0));
-  PetscCall(startSides());
+  PetscCall(startSides({}));
 
   PetscReal hnext;
   PetscCall(TSGetTimeStep(ts_, &hnext));
@@ -387,7 +391,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     const auto &timeEvents = atStop ? stop.timeEvents : noTimeEvents;
     if (!timeEvents.empty() || !fired.empty()) {
       PetscCall(applyTransitions(step, timeEvents, fired));
-      PetscCall(startSides());
+      PetscCall(startSides(fired));
     } else {
       // Sides carry over; rates only matter on the surface (and for the Hermite check).
       gStart_ = gEnd;

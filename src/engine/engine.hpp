@@ -72,7 +72,7 @@ private:
   PetscErrorCode buildStops(PetscReal t0, PetscReal tf);
   PetscErrorCode takeStep(PetscReal h, bool forceAccept);
   PetscErrorCode retakeStep(PetscReal h);
-  PetscErrorCode startSides();
+  PetscErrorCode startSides(const std::vector<PetscInt> &justFired);
   PetscErrorCode endRates(std::vector<PetscScalar> &rate);
   PetscErrorCode locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired);
   PetscErrorCode applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &guards);
