@@ -1,0 +1,219 @@
+// bouncing_ball — a ball bouncing on the floor: an impact with a velocity reset
+// (VALIDATION.md V3).
+//
+// Model:  q̇ = v,  v̇ = −g  (g = 9.81),  q(0) = q0,  v(0) = 0,  T = 5.
+// Guard γ = q (γ_q = 1), falling. Reset at an impact: q⁺ = q⁻, v⁺ = −e v⁻, so
+//   R_u = diag(1, −e),  ∂v⁺/∂e = −v⁻ (R_p column of e),  R_t = 0.
+// Parameters (q0, e) = (10, 0.8); q0 enters only through u0 (∂u0/∂p: entry (q, q0) = 1).
+// Discrete state d = {number of impacts so far}: each transition increments it, so the event
+// list reads [0] -> [1] -> [2]. The dynamics do not depend on d.
+// Closed form: t1 = sqrt(2 q0/g) = 1.42784312293, v1⁻ = −g t1 = −14.0071410359,
+// v1⁺ = −e v1⁻ = 11.2057128287; between impacts the ball flies for 2 v_k⁺/g, so
+// t2 = t1 + 2 v1⁺/g = 3.71239211961, v2⁻ = −v1⁺, v2⁺ = e v1⁺ = 8.96457026299; the third impact
+// would be at 5.54 > T, hence two impacts. q(5) = 3.41068478181, v(5) = −3.66686304364.
+// The motion is quadratic in t, so RK4 integrates it exactly (up to round-off) with any step;
+// only event location limits the accuracy.
+// With e = 0.5 the impacts accumulate at t∞ = t1 (1 + e)/(1 − e) = 4.2835 (Zeno): use a
+// horizon before that (e.g. -ts_max_time 4, four impacts); to T = 5 the engine must stop with a
+// Zeno or grazing error instead of a wrong answer.
+// Cost (later issues): ψ = q(T) + ∫₀ᵀ v² dt.
+//
+// Defaults: RK4 (-ts_type rk -ts_rk_type 4), dt = 0.01, T = 5.
+//
+// Run:
+//   build/examples/bouncing_ball -hs_monitor
+//   build/examples/bouncing_ball -e 0.5 -ts_max_time 4 -ts_dt 0.1 -hs_summary out.json
+//   build/examples/bouncing_ball -q0 5 -ts_type cn
+//   mpiexec -n 3 build/examples/bouncing_ball
+// Prints each impact (time, modes, q⁻, v⁻, v⁺) and the final state.
+#include <hybridsens/hybridsens.hpp>
+
+#include <petscts.h>
+
+using namespace hybridsens;
+
+class BouncingBall : public HybridModel {
+public:
+  static constexpr PetscReal gravity = 9.81;
+
+  BouncingBall() { MPI_Comm_rank(PETSC_COMM_WORLD, &rank_); }
+  // The whole (two-entry) state (q, v) lives on rank 0; other ranks own nothing.
+  PetscInt localSize() const override { return rank_ == 0 ? 2 : 0; }
+  DiscreteState initialDiscreteState() const override { return {0}; }
+  std::vector<PetscReal> defaultParameters() const override { return {10.0, 0.8}; }
+  std::vector<std::string> parameterNames() const override { return {"q0", "e"}; }
+
+  PetscErrorCode initialState(const ModeContext &c, Vec u0) const override {
+    PetscFunctionBeginUser;
+    if (rank_ == 0) {
+      PetscCall(VecSetValue(u0, 0, c.p[0], INSERT_VALUES));
+      PetscCall(VecSetValue(u0, 1, 0.0, INSERT_VALUES));
+    }
+    PetscCall(VecAssemblyBegin(u0));
+    PetscCall(VecAssemblyEnd(u0));
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode initialStateJacobianP(const ModeContext &, Mat du0dp) const override {
+    PetscFunctionBeginUser;
+    if (rank_ == 0) PetscCall(MatSetValue(du0dp, 0, 0, 1.0, INSERT_VALUES));
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode rhs(PetscReal, Vec u, const ModeContext &, Vec f) const override {
+    const PetscScalar *x;
+    PetscScalar *y;
+    PetscFunctionBeginUser;
+    if (rank_ == 0) {
+      PetscCall(VecGetArrayRead(u, &x));
+      PetscCall(VecGetArray(f, &y));
+      y[0] = x[1];
+      y[1] = -gravity;
+      PetscCall(VecRestoreArray(f, &y));
+      PetscCall(VecRestoreArrayRead(u, &x));
+    }
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode rhsJacobian(PetscReal, Vec, const ModeContext &, Mat J) const override {
+    PetscFunctionBeginUser;
+    if (rank_ == 0) PetscCall(MatSetValue(J, 0, 1, 1.0, INSERT_VALUES));
+    PetscFunctionReturn(0);
+  }
+
+  PetscInt numGuards() const override { return 1; }
+  GuardInfo guardInfo(PetscInt) const override { return {"impact", Direction::Falling}; }
+
+  PetscErrorCode guards(PetscReal, Vec u, const ModeContext &, PetscScalar *g) const override {
+    const PetscScalar *x;
+    PetscFunctionBeginUser;
+    if (rank_ == 0) {
+      PetscCall(VecGetArrayRead(u, &x));
+      g[0] = x[0];
+      PetscCall(VecRestoreArrayRead(u, &x));
+    }
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode guardGradient(PetscInt, PetscReal, Vec, const ModeContext &, Vec gu, PetscScalar *gt,
+                               PetscScalar *) const override {
+    PetscFunctionBeginUser;
+    if (rank_ == 0) PetscCall(VecSetValue(gu, 0, 1.0, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(gu));
+    PetscCall(VecAssemblyEnd(gu));
+    *gt = 0;  // γ_p = 0: the floor does not move with (q0, e)
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode transition(const EventId &, PetscReal, Vec, DiscreteState &d) const override {
+    ++d[0];
+    return 0;
+  }
+
+  bool hasReset(const EventId &) const override { return true; }
+
+  PetscErrorCode reset(const EventId &, PetscReal, Vec uminus, const ModeContext &c, Vec uplus) const override {
+    PetscFunctionBeginUser;
+    PetscCall(VecCopy(uminus, uplus));
+    PetscCall(scaleVelocity(uplus, -c.p[1]));
+    PetscFunctionReturn(0);
+  }
+
+  // R_u = diag(1, −e) is symmetric: both actions scale the velocity component by −e.
+  PetscErrorCode resetJacobianAction(const EventId &, PetscReal, Vec, const ModeContext &c, Vec v,
+                                     Vec out) const override {
+    PetscFunctionBeginUser;
+    PetscCall(VecCopy(v, out));
+    PetscCall(scaleVelocity(out, -c.p[1]));
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode resetJacobianTransposeAction(const EventId &, PetscReal, Vec, const ModeContext &c, Vec w,
+                                              Vec out) const override {
+    PetscFunctionBeginUser;
+    PetscCall(VecCopy(w, out));
+    PetscCall(scaleVelocity(out, -c.p[1]));
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode resetJacobianP(const EventId &, PetscReal, Vec uminus, const ModeContext &, Mat Rp) const override {
+    const PetscScalar *x;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetArrayRead(uminus, &x));
+    if (rank_ == 0) PetscCall(MatSetValue(Rp, 1, 1, -x[1], INSERT_VALUES));  // ∂v⁺/∂e = −v⁻
+    PetscCall(VecRestoreArrayRead(uminus, &x));
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode resetTimeDerivative(const EventId &, PetscReal, Vec, const ModeContext &, Vec Rt) const override {
+    PetscFunctionBeginUser;
+    PetscCall(VecZeroEntries(Rt));
+    PetscFunctionReturn(0);
+  }
+
+private:
+  PetscErrorCode scaleVelocity(Vec u, PetscScalar factor) const {
+    PetscScalar *x;
+    PetscFunctionBeginUser;
+    if (rank_ == 0) {
+      PetscCall(VecGetArray(u, &x));
+      x[1] *= factor;
+      PetscCall(VecRestoreArray(u, &x));
+    }
+    PetscFunctionReturn(0);
+  }
+  PetscMPIInt rank_ = 0;
+};
+
+// Entry i of a vector whose entries all live on rank 0 (meaningful on rank 0 only, which is
+// the rank PetscPrintf prints from).
+static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
+  const PetscScalar *a;
+  PetscInt n;
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(v, &n));
+  PetscCall(VecGetArrayRead(v, &a));
+  *value = i < n ? a[i] : 0;
+  PetscCall(VecRestoreArrayRead(v, &a));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv) {
+  PetscCall(PetscInitialize(&argc, &argv, nullptr, "Bouncing ball (impacts with a velocity reset) with hybridsens.\n"));
+  {
+    BouncingBall model;
+    Solver solver(model);
+    std::vector<PetscReal> p = model.defaultParameters();
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-q0", &p[0], nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-e", &p[1], nullptr));
+    PetscCall(solver.setParameters(p));
+    PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
+    TS ts = solver.ts();
+    PetscCall(TSSetType(ts, TSRK));
+    PetscCall(TSRKSetType(ts, TSRK4));
+    PetscCall(TSSetTimeStep(ts, 0.01));
+    PetscCall(TSSetMaxTime(ts, 5.0));
+    PetscCall(solver.setFromOptions());  // command line overrides the defaults
+    PetscCall(solver.solve());
+
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bouncing_ball: q0 = %g, e = %g, %zu impacts\n", (double)p[0], (double)p[1],
+                          solver.events().size()));
+    for (const auto &r : solver.events().records()) {
+      PetscScalar q, vminus, vplus;
+      PetscCall(entryOnRankZero(r.uminus, 0, &q));
+      PetscCall(entryOnRankZero(r.uminus, 1, &vminus));
+      PetscCall(entryOnRankZero(r.uplus, 1, &vplus));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.17g  %s mode %s -> %s  q- = %.17g  v- = %.17g  v+ = %.17g\n",
+                            (double)r.time, r.name.c_str(), describe(r.before).c_str(), describe(r.after).c_str(),
+                            (double)q, (double)vminus, (double)vplus));
+    }
+    PetscScalar q, v;
+    PetscCall(entryOnRankZero(solver.finalState(), 0, &q));
+    PetscCall(entryOnRankZero(solver.finalState(), 1, &v));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)solver.finalTime(),
+                          (double)q, (double)v));
+    PetscCall(solver.writeSummaryFromOptions());
+  }
+  PetscCall(PetscFinalize());
+  return 0;
+}
