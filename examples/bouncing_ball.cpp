@@ -64,14 +64,17 @@ public:
     const PetscScalar *x;
     PetscScalar *y;
     PetscFunctionBeginUser;
+    // VecGetArray/VecRestoreArray on every rank, not only on the owner: restoring bumps the
+    // vector's state, and ranks whose state did not move would answer the engine's VecNorm from
+    // a cached value and skip its reduction (a deadlock or MPI_ERR_TRUNCATE).
+    PetscCall(VecGetArrayRead(u, &x));
+    PetscCall(VecGetArray(f, &y));
     if (rank_ == 0) {
-      PetscCall(VecGetArrayRead(u, &x));
-      PetscCall(VecGetArray(f, &y));
       y[0] = x[1];
       y[1] = -gravity;
-      PetscCall(VecRestoreArray(f, &y));
-      PetscCall(VecRestoreArrayRead(u, &x));
     }
+    PetscCall(VecRestoreArray(f, &y));
+    PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
 
@@ -155,11 +158,9 @@ private:
   PetscErrorCode scaleVelocity(Vec u, PetscScalar factor) const {
     PetscScalar *x;
     PetscFunctionBeginUser;
-    if (rank_ == 0) {
-      PetscCall(VecGetArray(u, &x));
-      x[1] *= factor;
-      PetscCall(VecRestoreArray(u, &x));
-    }
+    PetscCall(VecGetArray(u, &x));  // on every rank: see rhs()
+    if (rank_ == 0) x[1] *= factor;
+    PetscCall(VecRestoreArray(u, &x));
     PetscFunctionReturn(0);
   }
   PetscMPIInt rank_ = 0;

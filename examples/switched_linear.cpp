@@ -10,13 +10,15 @@
 // u(0) = (0, 1), d(0) = 1, T = 0.125, Crank–Nicolson with dt = 1/256 by default.
 // The parameters appear only in the guards: their influence on u(T) comes entirely from the
 // event-time sensitivities (the jump conditions of DESIGN.md §4).
-// Costs (later issues): x_0(T) and x_1(T).
+// Costs: J_0 = x_0(T) and J_1 = x_1(T). With -hs_forward the tangent-linear model gives
+// dJ/dp (through the event-time terms τ_p = -(γ_u S⁻ + γ_p)/D) and dJ/du0.
 //
 // Run:
 //   build/examples/switched_linear -hs_monitor
 //   build/examples/switched_linear -ts_type rk -ts_rk_type 4 -ts_dt 1e-4 -hs_summary out.json
 //   build/examples/switched_linear -p0 2.5 -ts_max_time 0.2 -ts_monitor
-// Prints the event list and the final state.
+//   build/examples/switched_linear -hs_forward          (gradients of x(T) w.r.t. p and u0)
+// Prints the event list, the final state and, with -hs_forward, the gradient table.
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
@@ -111,17 +113,48 @@ private:
     PetscScalar *y;
     PetscFunctionBeginUser;
     matrix(mode, A);
+    // Get/Restore on every rank (they are collective in effect: they bump the object state).
+    PetscCall(VecGetArrayRead(u, &x));
+    PetscCall(VecGetArray(f, &y));
     if (rank_ == 0) {
-      PetscCall(VecGetArrayRead(u, &x));
-      PetscCall(VecGetArray(f, &y));
       y[0] = A[0][0] * x[0] + A[0][1] * x[1];
       y[1] = A[1][0] * x[0] + A[1][1] * x[1];
-      PetscCall(VecRestoreArray(f, &y));
-      PetscCall(VecRestoreArrayRead(u, &x));
     }
+    PetscCall(VecRestoreArray(f, &y));
+    PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
   PetscMPIInt rank_ = 0;
+};
+
+// J = x_i(T): the state component itself, read on the rank that owns it.
+class ComponentAtFinalTime : public CostFunction {
+public:
+  explicit ComponentAtFinalTime(PetscInt i) : i_(i) {}
+  std::string name() const override { return "x" + std::to_string(i_) + "(T)"; }
+  bool hasTerminal() const override { return true; }
+  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
+    PetscInt lo, hi;
+    const PetscScalar *x;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
+    PetscCall(VecGetArrayRead(u, &x));
+    if (i_ >= lo && i_ < hi) *value = x[i_ - lo];
+    PetscCall(VecRestoreArrayRead(u, &x));
+    PetscFunctionReturn(0);
+  }
+  PetscErrorCode terminalGradient(PetscReal, Vec u, const ModeContext &, Vec psi_u, PetscScalar *) const override {
+    PetscInt lo, hi;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
+    if (i_ >= lo && i_ < hi) PetscCall(VecSetValue(psi_u, i_, 1.0, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(psi_u));
+    PetscCall(VecAssemblyEnd(psi_u));
+    PetscFunctionReturn(0);
+  }
+
+private:
+  PetscInt i_;
 };
 
 int main(int argc, char **argv) {
@@ -129,6 +162,9 @@ int main(int argc, char **argv) {
   {
     SwitchedLinear model;
     Solver solver(model);
+    ComponentAtFinalTime x0(0), x1(1);
+    solver.addCost(x0);
+    solver.addCost(x1);
     std::vector<PetscReal> p = model.defaultParameters();
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-p0", &p[0], nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-p1", &p[1], nullptr));
@@ -148,6 +184,14 @@ int main(int argc, char **argv) {
                             describe(e.before).c_str(), describe(e.after).c_str()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g:\n", (double)solver.finalTime()));
     PetscCall(VecView(solver.finalState(), PETSC_VIEWER_STDOUT_WORLD));
+    if (!solver.objective().empty()) {
+      const auto &gp = solver.forwardGradientP(), &gu = solver.forwardGradientU0();
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "forward sensitivities:\n  %-6s %14s %14s %14s %14s\n", "cost", "d/dp0", "d/dp1",
+                            "d/dx0(0)", "d/dx1(0)"));
+      for (size_t k = 0; k < gp.size(); ++k)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-6s %14.9f %14.9f %14.9f %14.9f\n", k ? "x1(T)" : "x0(T)", (double)gp[k][0],
+                              (double)gp[k][1], (double)gu[k][0], (double)gu[k][1]));
+    }
     PetscCall(solver.writeSummaryFromOptions());
   }
   PetscCall(PetscFinalize());

@@ -4,6 +4,7 @@
 
 #include "hybridsens/event_log.hpp"
 #include "hybridsens/model.hpp"
+#include "hybridsens/objective.hpp"
 #include "hybridsens/options.hpp"
 
 #include <petscts.h>
@@ -16,6 +17,9 @@ namespace hybridsens {
 
 class Dynamics;
 class Engine;
+class CostEvaluator;
+class JumpAlgebra;
+class ForwardSensitivity;
 
 struct SolveStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
@@ -37,8 +41,23 @@ public:
   PetscErrorCode setParameters(const std::vector<PetscReal> &p);
   const std::vector<PetscReal> &parameters() const { return params_; }
 
+  // Cost functions whose values and gradients are wanted (kept by reference).
+  void addCost(const CostFunction &c) { costs_.push_back(&c); }
+  // Carry forward sensitivities S = du/d(p, u0[u0Indices]) with the solve (also -hs_forward,
+  // -hs_forward_u0 i,j,...; by default every differential component of a small state).
+  void setForwardSensitivities(bool on) { forward_ = on; }
+  void setInitialStateSensitivities(std::vector<PetscInt> idx) { u0Indices_ = std::move(idx), u0Chosen_ = true; }
+
   // Forward solve from u0(p) at the TS's current time to its max time.
   PetscErrorCode solve();
+
+  // Results of the last solve with forward sensitivities.
+  const std::vector<PetscScalar> &objective() const { return objective_; }
+  const std::vector<std::vector<PetscScalar>> &forwardGradientP() const { return fwdGradP_; }
+  const std::vector<std::vector<PetscScalar>> &forwardGradientU0() const { return fwdGradU0_; }
+  const std::vector<PetscInt> &initialStateSensitivityIndices() const { return u0Indices_; }
+  // S(T): n × (np + #u0 indices), dense, rows distributed like the state.
+  Mat finalSensitivities() const;
 
   Vec finalState() const;
   PetscReal finalTime() const;
@@ -53,6 +72,7 @@ public:
 
 private:
   PetscErrorCode build();
+  PetscErrorCode defaultInitialStateIndices();
 
   const HybridModel &model_;
   TS ts_ = nullptr;
@@ -61,6 +81,14 @@ private:
   std::unique_ptr<Dynamics> dyn_;
   std::unique_ptr<Engine> engine_;
   Vec u0_ = nullptr;
+  std::vector<const CostFunction *> costs_;
+  bool forward_ = false, u0Chosen_ = false;
+  std::vector<PetscInt> u0Indices_;
+  std::unique_ptr<CostEvaluator> costEval_;
+  std::unique_ptr<JumpAlgebra> jumps_;
+  std::unique_ptr<ForwardSensitivity> fwd_;
+  std::vector<PetscScalar> objective_;
+  std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_;
 };
 
 } // namespace hybridsens

@@ -2,6 +2,8 @@
 
 #include "util/user_call.hpp"
 
+#include <petsc/private/petscimpl.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -76,6 +78,23 @@ PetscErrorCode Dynamics::setUp() {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode Dynamics::setExtraSensitivityColumns(PetscInt extra, TS ts) {
+  PetscInt n, N;
+  PetscFunctionBeginUser;
+  if (extra == extraColumns_ && Jp_) PetscFunctionReturn(0);
+  extraColumns_ = extra;
+  PetscCall(MatDestroy(&Jp_));
+  PetscCall(VecGetLocalSize(templ_, &n));
+  PetscCall(VecGetSize(templ_, &N));
+  PetscCall(MatCreateDense(comm(), n, PETSC_DECIDE, N, std::max<PetscInt>(numSensitivityColumns(), 1), nullptr, &Jp_));
+  PetscCall(MatZeroEntries(Jp_));
+  if (numSensitivityColumns() > 0) {
+    if (!isDAE()) PetscCall(TSSetRHSJacobianP(ts, Jp_, RHSJacobianP, this));
+    else PetscCall(TSSetIJacobianP(ts, Jp_, IJacobianP, this));
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode Dynamics::attach(TS ts) {
   PetscFunctionBeginUser;
   PetscCall(TSSetProblemType(ts, TS_NONLINEAR));
@@ -95,6 +114,10 @@ PetscErrorCode Dynamics::attach(TS ts) {
 PetscErrorCode Dynamics::checkFinite(Vec v, const char *callback, PetscReal t, const DiscreteState &d) const {
   PetscReal nrm;
   PetscFunctionBeginUser;
+  // A callback that wrote through VecGetArray on some ranks only leaves the object state
+  // unchanged on the others, whose cached norms would then skip the reduction and desynchronize
+  // the ranks: mark the output as modified everywhere.
+  PetscCall(PetscObjectStateIncrease((PetscObject)v));
   PetscCall(VecNorm(v, NORM_1, &nrm));
   PetscCheck(std::isfinite(nrm), comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback %s at t = %.17g in discrete state %s",
              callback, (double)t, describe(d).c_str());
@@ -231,6 +254,7 @@ PetscErrorCode Dynamics::timeDerivative(PetscReal t, Vec u, const DiscreteState 
   if (isDAE()) {
     // rhs b = [f_x; -g_t]; A udot = b.
     HS_USER_CALL(comm(), "constraintTimeDerivative", model_.constraintTimeDerivative(t, u, context(d), work_));
+    PetscCall(checkFinite(work_, "constraintTimeDerivative", t, d));
     PetscCall(VecScale(work_, -1.0));
     PetscCall(zeroDifferential(work_));
     PetscCall(VecPointwiseMult(udot, udot, mass_));

@@ -25,6 +25,8 @@ public:
   Dynamics &operator=(const Dynamics &) = delete;
 
   PetscErrorCode setUp();
+  // Change the number of initial-state sensitivity columns (re-creates ∂f/∂p and re-attaches it).
+  PetscErrorCode setExtraSensitivityColumns(PetscInt extra, TS ts);
   // Install the callbacks into ts (RHS form for an ODE, IFunction form for a DAE).
   PetscErrorCode attach(TS ts);
 

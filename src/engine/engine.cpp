@@ -126,6 +126,7 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     for (PetscInt j = 0; j < ng; ++j) {
       if (!guards_.active(j, d)) continue;
       auto k = classifyCrossing(sideStart_[j], gv[j], tol[j], guards_.direction(j));
+      if (k == CrossingKind::AtEnd && std::fabs(gStart_[j]) <= tol[j]) k = CrossingKind::None;  // never left its surface
       if (k == CrossingKind::Crossed) crossed.push_back(j);
       if (k == CrossingKind::AtEnd) atEnd.push_back(j);
     }
@@ -337,29 +338,36 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     resumeH = 0;
     const PetscReal hFull = currentH_;
     const bool reachedStop = aimsAtStop && hFull == h;
+    // A step shortened only to land on a stop must not shrink the steps after it: with
+    // -ts_adapt_type none the TS would otherwise keep the shortened size for the rest of the run.
+    if (reachedStop && h < hnext) hProposal = std::max(hProposal, hnext);
     if (reachedStop) ts_->ptime = stop.time;  // land exactly (t + (T - t) may differ from T in the last bit)
 
     std::vector<PetscInt> fired;
-    PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
     bool anyCrossed = false;
     PetscReal hiddenAt = -1;
-    if (guards_.size()) {
-      std::vector<PetscReal> tol(guards_.size());
+    // Classify every active guard at the current step end against its side at the start.
+    auto scan = [&]() {
+      fired.clear();
+      anyCrossed = false;
       for (PetscInt j = 0; j < guards_.size(); ++j) {
         if (!guards_.active(j, dyn_.mode)) continue;
-        tol[j] = opt_.eventTol * std::max(std::fabs(gStart_[j]), std::fabs(gEnd[j]));
-        auto k = classifyCrossing(sideStart_[j], gEnd[j], tol[j], guards_.direction(j));
+        const PetscReal tol = opt_.eventTol * std::max(std::fabs(gStart_[j]), std::fabs(gEnd[j]));
+        auto k = classifyCrossing(sideStart_[j], gEnd[j], tol, guards_.direction(j));
+        if (k == CrossingKind::AtEnd && std::fabs(gStart_[j]) <= tol) k = CrossingKind::None;  // never left its surface
         if (k == CrossingKind::Crossed) anyCrossed = true;
         if (k == CrossingKind::AtEnd) fired.push_back(j);
       }
-      if (!anyCrossed && fired.empty() && opt_.hermite) {
-        PetscCall(endRates(rateEnd));
-        for (PetscInt j = 0; j < guards_.size(); ++j) {
-          PetscReal s;
-          if (!guards_.active(j, dyn_.mode) || sideStart_[j] == 0) continue;
-          if (hermiteHiddenCrossing(gStart_[j], gEnd[j], hFull * rateStart_[j], hFull * rateEnd[j], &s))
-            hiddenAt = hiddenAt < 0 ? s : std::min(hiddenAt, (PetscReal)s);
-        }
+    };
+    PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
+    scan();
+    if (guards_.size() && !anyCrossed && fired.empty() && opt_.hermite) {
+      PetscCall(endRates(rateEnd));
+      for (PetscInt j = 0; j < guards_.size(); ++j) {
+        PetscReal s;
+        if (!guards_.active(j, dyn_.mode) || sideStart_[j] == 0) continue;
+        if (hermiteHiddenCrossing(gStart_[j], gEnd[j], hFull * rateStart_[j], hFull * rateEnd[j], &s))
+          hiddenAt = hiddenAt < 0 ? s : std::min(hiddenAt, (PetscReal)s);
       }
     }
     bool eventInside = false;
@@ -367,10 +375,13 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
       PetscCall(locate(hFull, gEnd, fired));
       eventInside = currentH_ < hFull;
     } else if (hiddenAt > 0) {
-      // Two crossings may hide inside this step: stop where the Hermite model is farthest
-      // across; the next step then sees the sign change.
+      // Two crossings may hide inside this step: shorten it to where the Hermite model is
+      // farthest across; if a guard has crossed there, locate the crossing inside it.
       PetscCall(retakeStep(hiddenAt * hFull));
       eventInside = true;
+      PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
+      scan();
+      if (anyCrossed) PetscCall(locate(currentH_, gEnd, fired));
     }
     const bool atStop = reachedStop && !eventInside;
     if (!atStop && reachedStop) ts_->ptime = start_.t + currentH_;
@@ -378,9 +389,17 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     // The step is final: advance the TLM, notify, record (U⁻ if an event follows).
     const PetscInt step = ts_->steps;
     if (ts_->forward_solve) {
+      // TSForwardStep_RK evaluates stage Jacobians at ts->ptime + c_i h with h = ts->time_step,
+      // i.e. after TSStep at the END of the step and with the next step's proposed size
+      // (PETSc 3.18 rk.c TSForwardStep_RK). Present it the step it is linearizing.
+      const PetscReal tEnd = ts_->ptime, hNext = ts_->time_step;
+      ts_->ptime = start_.t;
+      ts_->time_step = currentH_;
       ts_->steps--;
       PetscCall(TSForwardStep(ts_));
       ts_->steps++;
+      ts_->ptime = tEnd;
+      ts_->time_step = hNext;
     }
     ++stats_.steps;
     PetscCall(traj_.record(ts_, step, ts_->ptime, start_.t, X, dyn_.mode));

@@ -2,6 +2,10 @@
 
 #include "engine/dynamics.hpp"
 #include "engine/engine.hpp"
+#include "jump/jump_algebra.hpp"
+#include "sensitivity/cost_evaluator.hpp"
+#include "sensitivity/forward_sensitivity.hpp"
+#include "util/gather.hpp"
 #include "util/user_call.hpp"
 
 namespace hybridsens {
@@ -9,6 +13,9 @@ namespace hybridsens {
 Solver::Solver(const HybridModel &model) : model_(model), params_(model.defaultParameters()) {}
 
 Solver::~Solver() {
+  fwd_.reset();
+  jumps_.reset();
+  costEval_.reset();
   engine_.reset();
   dyn_.reset();
   VecDestroy(&u0_);
@@ -32,6 +39,17 @@ PetscErrorCode Solver::setFromOptions() {
   PetscFunctionBeginUser;
   PetscCall(build());
   PetscCall(opt_.setFromOptions(model_.comm()));
+  PetscBool flg, on = forward_ ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_forward", &on, nullptr));
+  forward_ = on;
+  PetscInt idx[1024], nidx = 1024;
+  PetscCall(PetscOptionsGetIntArray(nullptr, nullptr, "-hs_forward_u0", idx, &nidx, &flg));
+  if (flg) {
+    u0Indices_.clear();
+    for (PetscInt i = 0; i < nidx; ++i)
+      if (idx[i] >= 0) u0Indices_.push_back(idx[i]);  // -hs_forward_u0 -1: none
+    u0Chosen_ = true;
+  }
   PetscCall(TSSetFromOptions(ts_));
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
   PetscFunctionReturn(0);
@@ -58,11 +76,55 @@ PetscErrorCode Solver::solve() {
   PetscCall(TSGetMaxTime(ts_, &tf));
   PetscCall(dyn_->checkFinite(u0_, "initialState", t0, dyn_->mode));
   PetscCall(dyn_->reinitialize(t0, u0_, dyn_->mode, "of the initial state"));
+  fwd_.reset();
+  jumps_.reset();
+  costEval_ = std::make_unique<CostEvaluator>(*dyn_, costs_);
+  engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
+  if (forward_) {
+    JumpTerms terms;
+    PetscCall(terms.setFromOptions(model_.comm()));
+    PetscCall(defaultInitialStateIndices());
+    PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
+    jumps_ = std::make_unique<JumpAlgebra>(*dyn_, engine_->guards(), *costEval_, terms);
+    fwd_ = std::make_unique<ForwardSensitivity>(*engine_, *costEval_, *jumps_, u0Indices_);
+    PetscCall(fwd_->setUp(t0, u0_));
+    engine_->addObserver(fwd_.get());
+  }
   PetscCall(engine_->run(u0_, t0, tf));
+  if (fwd_) {
+    ForwardResults res;
+    PetscCall(fwd_->finish(res));
+    objective_ = res.objective;
+    fwdGradP_ = res.gradientP;
+    fwdGradU0_ = res.gradientU0;
+  }
   // Leave the TS at t0 so that another solve() starts from the same initial time.
   PetscCall(TSSetTime(ts_, t0));
   PetscFunctionReturn(0);
 }
+
+// Default initial-state sensitivity columns: every differential component of a small state.
+PetscErrorCode Solver::defaultInitialStateIndices() {
+  PetscInt N, lo, hi;
+  PetscFunctionBeginUser;
+  if (u0Chosen_) PetscFunctionReturn(0);
+  u0Indices_.clear();
+  PetscCall(VecGetSize(dyn_->templateVec(), &N));
+  if (N > 64) PetscFunctionReturn(0);
+  Vec mask;
+  std::vector<PetscScalar> m;
+  PetscCall(VecDuplicate(dyn_->templateVec(), &mask));
+  PetscCall(VecSet(mask, 1.0));
+  PetscCall(dyn_->zeroAlgebraic(mask));
+  PetscCall(VecGetOwnershipRange(mask, &lo, &hi));
+  PetscCall(gatherToAll(mask, m));
+  PetscCall(VecDestroy(&mask));
+  for (PetscInt i = 0; i < N; ++i)
+    if (m[i] != 0) u0Indices_.push_back(i);
+  PetscFunctionReturn(0);
+}
+
+Mat Solver::finalSensitivities() const { return fwd_ ? fwd_->sensitivities() : nullptr; }
 
 Vec Solver::finalState() const {
   Vec X = nullptr;

@@ -1,7 +1,8 @@
 // The JSON summary written by -hs_summary FILE. Key names are part of the interface:
 // "final_time", "final_state", "final_discrete_state", "parameters", "events"
 // ({"time","guard","kind","step","from","to"}), "stats" ({"steps","rejected_steps",
-// "location_steps","events","wall_seconds"}).
+// "location_steps","events","wall_seconds"}), and with forward sensitivities "costs",
+// "objective", "forward_gradient" ({"p","u0","u0_indices"}), "sensitivity_final" (n × np).
 #include "hybridsens/solver.hpp"
 
 #include "util/gather.hpp"
@@ -18,6 +19,21 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
   PetscFunctionBeginUser;
   if (file.empty()) PetscFunctionReturn(0);
   PetscCall(gatherToAll(finalState(), state));
+  // S(T) parameter columns, gathered column by column (collective).
+  std::vector<std::vector<PetscScalar>> sens;
+  if (Mat S = finalSensitivities()) {
+    const PetscInt np = (PetscInt)params_.size();
+    std::vector<std::vector<PetscScalar>> cols(np);
+    for (PetscInt j = 0; j < np; ++j) {
+      Vec col;
+      PetscCall(MatDenseGetColumnVecRead(S, j, &col));
+      PetscCall(gatherToAll(col, cols[j]));
+      PetscCall(MatDenseRestoreColumnVecRead(S, j, &col));
+    }
+    sens.assign(state.size(), std::vector<PetscScalar>(np));
+    for (size_t i = 0; i < state.size(); ++i)
+      for (PetscInt j = 0; j < np; ++j) sens[i][j] = cols[j][i];
+  }
   PetscCallMPI(MPI_Comm_rank(model_.comm(), &rank));
   if (rank == 0) {
     nlohmann::json j;
@@ -36,6 +52,14 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
                     {"from", r.before},
                     {"to", r.after}});
     j["events"] = ev;
+    std::vector<std::string> names;
+    for (auto *c : costs_) names.push_back(c->name());
+    j["costs"] = names;
+    if (!objective_.empty()) j["objective"] = objective_;
+    if (finalSensitivities()) {
+      j["forward_gradient"] = {{"p", fwdGradP_}, {"u0", fwdGradU0_}, {"u0_indices", u0Indices_}};
+      j["sensitivity_final"] = sens;
+    }
     const SolveStats s = stats();
     j["stats"] = {{"steps", s.steps}, {"rejected_steps", s.rejectedSteps}, {"location_steps", s.locationSteps},
                   {"events", s.events}, {"wall_seconds", s.wallSeconds}};

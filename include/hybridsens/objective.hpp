@@ -1,0 +1,32 @@
+// Cost functions J = ψ(T, u(T), p) + ∫ r(t, u, p; d) dt. One Solver may carry several; one
+// forward-sensitivity run or one reverse sweep gives the gradients of all of them.
+//
+// Distributed convention (as for guards): value-returning callbacks return this rank's
+// contribution and the library sums over ranks; gradient callbacks fill the owned entries of
+// the Vec and this rank's contribution to the p-gradient (zero-initialized on entry).
+#pragma once
+
+#include "hybridsens/model.hpp"
+
+#include <string>
+
+namespace hybridsens {
+
+class CostFunction {
+public:
+  virtual ~CostFunction() = default;
+  virtual std::string name() const { return "cost"; }
+
+  // Terminal part ψ(T, u(T), p; d).
+  virtual bool hasTerminal() const { return false; }
+  virtual PetscErrorCode terminal(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const;
+  virtual PetscErrorCode terminalGradient(PetscReal t, Vec u, const ModeContext &c, Vec psi_u, PetscScalar *psi_p) const;
+
+  // Integrand r(t, u, p; d) (may depend on the discrete state: its jump at events enters the
+  // event-time terms).
+  virtual bool hasIntegrand() const { return false; }
+  virtual PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const;
+  virtual PetscErrorCode integrandGradient(PetscReal t, Vec u, const ModeContext &c, Vec r_u, PetscScalar *r_p) const;
+};
+
+} // namespace hybridsens

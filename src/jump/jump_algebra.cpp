@@ -1,0 +1,217 @@
+#include "jump/jump_algebra.hpp"
+
+#include "util/user_call.hpp"
+
+namespace hybridsens {
+
+PetscErrorCode JumpTerms::setFromOptions(MPI_Comm comm) {
+  PetscBool dropTime = PETSC_FALSE, dropReset = PETSC_FALSE;
+  PetscFunctionBeginUser;
+  // Testing only: switch a jump term off to prove that the checks catch its absence.
+  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_test_drop_event_time_term", &dropTime, nullptr));
+  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_test_drop_reset_terms", &dropReset, nullptr));
+  eventTime = !dropTime;
+  reset = !dropReset;
+  PetscFunctionReturn(0);
+}
+
+JumpAlgebra::JumpAlgebra(Dynamics &dyn, GuardEvaluator &guards, CostEvaluator &costs, JumpTerms terms)
+    : dyn_(dyn), guards_(guards), costs_(costs), terms_(terms) {}
+
+JumpAlgebra::~JumpAlgebra() {
+  VecDestroy(&w1_);
+  VecDestroy(&w2_);
+  MatDestroy(&Rp_);
+  MatDestroy(&phiP_);
+}
+
+PetscErrorCode JumpAlgebra::destroy(JumpIngredients &J) {
+  PetscFunctionBeginUser;
+  PetscCall(VecDestroy(&J.guard.gu));
+  PetscCall(VecDestroy(&J.c));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::applyPhiU(const EventRecord &r, Vec v, Vec out) {
+  const auto &model = dyn_.model();
+  PetscFunctionBeginUser;
+  if (terms_.reset && model.hasReset(r.id))
+    HS_USER_CALL(dyn_.comm(), "resetJacobianAction", model.resetJacobianAction(r.id, r.time, r.uminus, dyn_.context(r.before), v, w1_));
+  if (terms_.reset && model.hasReset(r.id)) PetscCall(dyn_.checkFinite(w1_, "resetJacobianAction", r.time, r.before));
+  else PetscCall(VecCopy(v, w1_));
+  if (dyn_.isDAE()) {
+    PetscCall(dyn_.zeroAlgebraic(w1_));
+    PetscCall(dyn_.consistencySolve(w1_, out, false));
+  } else PetscCall(VecCopy(w1_, out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::applyPhiUT(const EventRecord &r, Vec w, Vec out) {
+  const auto &model = dyn_.model();
+  PetscFunctionBeginUser;
+  if (dyn_.isDAE()) {
+    PetscCall(dyn_.consistencySolve(w, w1_, true));
+    PetscCall(dyn_.zeroAlgebraic(w1_));
+  } else PetscCall(VecCopy(w, w1_));
+  if (terms_.reset && model.hasReset(r.id))
+    HS_USER_CALL(dyn_.comm(), "resetJacobianTransposeAction",
+                 model.resetJacobianTransposeAction(r.id, r.time, r.uminus, dyn_.context(r.before), w1_, out));
+  else PetscCall(VecCopy(w1_, out));
+  PetscCall(dyn_.checkFinite(out, "resetJacobianTransposeAction", r.time, r.before));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::phiP(const EventRecord &r) {
+  const auto &model = dyn_.model();
+  const PetscInt np = dyn_.numParameters();
+  PetscFunctionBeginUser;
+  if (!Rp_) {
+    PetscCall(MatDuplicate(dyn_.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &Rp_));
+    PetscCall(MatDuplicate(dyn_.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &phiP_));
+  }
+  PetscCall(MatZeroEntries(Rp_));
+  PetscCall(MatZeroEntries(phiP_));
+  if (terms_.reset && model.hasReset(r.id)) {
+    HS_USER_CALL(dyn_.comm(), "resetJacobianP", model.resetJacobianP(r.id, r.time, r.uminus, dyn_.context(r.before), Rp_));
+    PetscCall(MatAssemblyBegin(Rp_, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(Rp_, MAT_FINAL_ASSEMBLY));
+  }
+  if (dyn_.isDAE() && np > 0) PetscCall(dyn_.rhsJacobianP(r.time, r.uplus, r.after));  // g⁺_p in the algebraic rows
+  for (PetscInt j = 0; j < np; ++j) {
+    Vec col, out;
+    PetscCall(MatDenseGetColumnVec(Rp_, j, &col));
+    PetscCall(VecCopy(col, w1_));
+    PetscCall(MatDenseRestoreColumnVec(Rp_, j, &col));
+    if (dyn_.isDAE()) {
+      Vec gp;
+      PetscCall(dyn_.zeroAlgebraic(w1_));
+      PetscCall(MatDenseGetColumnVec(dyn_.parameterJacobian(), j, &gp));
+      PetscCall(VecCopy(gp, w2_));
+      PetscCall(MatDenseRestoreColumnVec(dyn_.parameterJacobian(), j, &gp));
+      PetscCall(dyn_.zeroDifferential(w2_));
+      PetscCall(VecAXPY(w1_, -1.0, w2_));
+      PetscCall(MatDenseGetColumnVec(phiP_, j, &out));
+      PetscCall(dyn_.consistencySolve(w1_, out, false));
+      PetscCall(MatDenseRestoreColumnVec(phiP_, j, &out));
+    } else {
+      PetscCall(MatDenseGetColumnVec(phiP_, j, &out));
+      PetscCall(VecCopy(w1_, out));
+      PetscCall(MatDenseRestoreColumnVec(phiP_, j, &out));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::phiT(const EventRecord &r, Vec out) {
+  const auto &model = dyn_.model();
+  PetscFunctionBeginUser;
+  if (terms_.reset && model.hasReset(r.id))
+    HS_USER_CALL(dyn_.comm(), "resetTimeDerivative", model.resetTimeDerivative(r.id, r.time, r.uminus, dyn_.context(r.before), w1_));
+  else PetscCall(VecZeroEntries(w1_));
+  PetscCall(dyn_.checkFinite(w1_, "resetTimeDerivative", r.time, r.before));
+  if (dyn_.isDAE()) {
+    PetscCall(dyn_.zeroAlgebraic(w1_));
+    HS_USER_CALL(dyn_.comm(), "constraintTimeDerivative", model.constraintTimeDerivative(r.time, r.uplus, dyn_.context(r.after), w2_));
+    PetscCall(dyn_.zeroDifferential(w2_));
+    PetscCall(VecAXPY(w1_, -1.0, w2_));
+    PetscCall(dyn_.consistencySolve(w1_, out, false));
+  } else PetscCall(VecCopy(w1_, out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, JumpIngredients &J) {
+  PetscFunctionBeginUser;
+  if (!w1_) {
+    PetscCall(VecDuplicate(r.uminus, &w1_));
+    PetscCall(VecDuplicate(r.uminus, &w2_));
+  }
+  PetscCall(destroy(J));
+  J.stateEvent = r.id.kind == EventId::Guard;
+  // The composite reset is differentiated at (τ, u⁺, d⁺) for its algebraic part.
+  if (dyn_.isDAE()) PetscCall(dyn_.setConsistencyPoint(r.time, r.uplus, r.after));
+  PetscCall(phiP(r));
+  PetscCall(VecDuplicate(r.uminus, &J.c));
+  Vec tmp;
+  PetscCall(VecDuplicate(r.uminus, &tmp));
+  PetscCall(phiT(r, J.c));
+  PetscCall(applyPhiU(r, r.udotminus, tmp));
+  PetscCall(VecAXPY(J.c, 1.0, tmp));
+  PetscCall(VecAXPY(J.c, -1.0, r.udotplus));
+  PetscCall(VecDestroy(&tmp));
+  std::vector<PetscScalar> rm, rp;
+  PetscCall(costs_.integrands(r.time, r.uminus, r.before, rm));
+  PetscCall(costs_.integrands(r.time, r.uplus, r.after, rp));
+  J.cq.resize(rm.size());
+  for (size_t k = 0; k < rm.size(); ++k) J.cq[k] = rm[k] - rp[k];
+  if (J.stateEvent) {
+    PetscScalar dot;
+    PetscCall(VecDuplicate(r.uminus, &J.guard.gu));
+    PetscCall(guards_.gradient(r.id.index, r.time, r.uminus, r.before, J.guard));
+    PetscCall(VecDot(J.guard.gu, r.udotminus, &dot));
+    J.D = J.guard.gt + dot;
+    PetscCheck(J.D != 0, dyn_.comm(), PETSC_ERR_FP, "guard '%s' has zero time derivative at t = %.17g: event time not differentiable",
+               r.name.c_str(), (double)r.time);
+  } else {
+    J.dTdp = dyn_.model().timeEvent(r.id.index, dyn_.parameters()).dtime_dp;
+    J.dTdp.resize(dyn_.numParameters(), 0.0);
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::forward(const EventRecord &r, const JumpIngredients &J, Mat S, std::vector<std::vector<PetscScalar>> &dq) {
+  PetscInt N;
+  const PetscInt np = dyn_.numParameters();
+  PetscFunctionBeginUser;
+  PetscCall(MatGetSize(S, nullptr, &N));
+  for (PetscInt j = 0; j < N; ++j) {
+    Vec col;
+    PetscScalar tau = 0;
+    PetscCall(MatDenseGetColumnVec(S, j, &col));
+    if (J.stateEvent) {
+      PetscScalar dot;
+      PetscCall(VecDot(J.guard.gu, col, &dot));
+      tau = -(dot + (j < np ? J.guard.gp[j] : 0.0)) / J.D;
+    } else tau = j < np ? J.dTdp[j] : 0.0;
+    if (!terms_.eventTime) tau = 0;
+    PetscCall(applyPhiU(r, col, w2_));
+    if (j < np) {
+      Vec pcol;
+      PetscCall(MatDenseGetColumnVec(phiP_, j, &pcol));
+      PetscCall(VecAXPY(w2_, 1.0, pcol));
+      PetscCall(MatDenseRestoreColumnVec(phiP_, j, &pcol));
+    }
+    PetscCall(VecAXPY(w2_, tau, J.c));
+    PetscCall(VecCopy(w2_, col));
+    PetscCall(MatDenseRestoreColumnVec(S, j, &col));
+    for (size_t k = 0; k < dq.size(); ++k) dq[k][j] += J.cq[k] * tau;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::adjoint(const EventRecord &r, const JumpIngredients &J, size_t k, Vec lambda, std::vector<PetscScalar> &mu) {
+  const PetscInt np = dyn_.numParameters();
+  PetscScalar cl;
+  PetscFunctionBeginUser;
+  PetscCall(VecDot(J.c, lambda, &cl));
+  const PetscScalar s = terms_.eventTime ? cl + J.cq[k] : 0.0;
+  for (PetscInt j = 0; j < np; ++j) {
+    Vec pcol;
+    PetscScalar d;
+    PetscCall(MatDenseGetColumnVec(phiP_, j, &pcol));
+    PetscCall(VecDot(pcol, lambda, &d));
+    PetscCall(MatDenseRestoreColumnVec(phiP_, j, &pcol));
+    mu[j] += d;
+  }
+  PetscCall(applyPhiUT(r, lambda, w2_));
+  PetscCall(VecCopy(w2_, lambda));
+  if (J.stateEvent) {
+    const PetscScalar w = s / J.D;
+    PetscCall(VecAXPY(lambda, -w, J.guard.gu));
+    for (PetscInt j = 0; j < np; ++j) mu[j] -= J.guard.gp[j] * w;
+  } else {
+    for (PetscInt j = 0; j < np; ++j) mu[j] += J.dTdp[j] * s;
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,70 @@
+// JumpAlgebra: the jump conditions of DESIGN.md §4, in one place for the forward (tangent-
+// linear) and the reverse (adjoint) sweeps, so the two cannot drift apart: the adjoint jump
+// is the transpose of the forward jump, built from the same ingredients.
+//
+// At one transition at τ with composite reset Φ (the user's reset R followed, for a DAE, by
+// re-solving the algebraic part in the new mode):
+//   c     = Φ_t + Φ_u u̇⁻ − u̇⁺                   (plus r⁻ − r⁺ for each integral cost)
+//   state event:  D = γ_t + γ_u u̇⁻,  τ_p = −(γ_u S⁻ + γ_p)/D
+//   time  event:  τ_p = ∂T/∂p
+//   forward:  S⁺ = Φ_u S⁻ + Φ_p + c τ_p,   q_p⁺ = q_p⁻ + (r⁻ − r⁺) τ_p
+//   adjoint:  state: w = (cᵀλ⁺ + (r⁻ − r⁺))/D, λ⁻ = Φ_uᵀλ⁺ − γ_uᵀw, μ⁻ = μ⁺ + Φ_pᵀλ⁺ − γ_pᵀw
+//             time:  λ⁻ = Φ_uᵀλ⁺, μ⁻ = μ⁺ + Φ_pᵀλ⁺ + (∂T/∂p)ᵀ(cᵀλ⁺ + (r⁻ − r⁺))
+// For a DAE with A⁺ = [I 0; g⁺_x g⁺_y]: Φ_u = A⁺⁻¹ P_x R_u, Φ_p = A⁺⁻¹(P_x R_p − P_y g⁺_p),
+// Φ_t = A⁺⁻¹(P_x R_t − P_y g⁺_t); y⁻ has no influence.
+#pragma once
+
+#include "engine/dynamics.hpp"
+#include "engine/guard_evaluator.hpp"
+#include "hybridsens/event_log.hpp"
+#include "sensitivity/cost_evaluator.hpp"
+
+#include <vector>
+
+namespace hybridsens {
+
+// Testing switches: dropping a term must make the derivative checks fail (must-fail tests).
+struct JumpTerms {
+  bool eventTime = true;  // the c τ_p term (and its integral part)
+  bool reset = true;      // Φ_u, Φ_p of the reset map (identity / zero when off)
+  PetscErrorCode setFromOptions(MPI_Comm comm);
+};
+
+struct JumpIngredients {
+  bool stateEvent = false;
+  GuardGradient guard;             // γ_u, γ_t, γ_p (state event)
+  PetscScalar D = 0;               // γ_t + γ_u u̇⁻
+  std::vector<PetscReal> dTdp;     // ∂T/∂p (time event; np entries)
+  Vec c = nullptr;                 // state part of the jump vector
+  std::vector<PetscScalar> cq;     // r_k⁻ − r_k⁺ per cost
+};
+
+class JumpAlgebra {
+public:
+  JumpAlgebra(Dynamics &dyn, GuardEvaluator &guards, CostEvaluator &costs, JumpTerms terms);
+  ~JumpAlgebra();
+
+  // Everything the jump of record r needs; leaves the consistency matrix at (τ, u⁺, d⁺).
+  PetscErrorCode prepare(const EventRecord &r, JumpIngredients &J);
+  // Forward jump applied to the dense sensitivity matrix S (N columns: np parameters, then
+  // initial-state columns) and to the integral sensitivities dq[k][j].
+  PetscErrorCode forward(const EventRecord &r, const JumpIngredients &J, Mat S, std::vector<std::vector<PetscScalar>> &dq);
+  // Reverse jump for one cost k: λ ← λ⁻, μ ← μ⁻ (μ has np entries).
+  PetscErrorCode adjoint(const EventRecord &r, const JumpIngredients &J, size_t k, Vec lambda, std::vector<PetscScalar> &mu);
+  PetscErrorCode destroy(JumpIngredients &J);
+
+private:
+  PetscErrorCode applyPhiU(const EventRecord &r, Vec v, Vec out);   // Φ_u v
+  PetscErrorCode applyPhiUT(const EventRecord &r, Vec w, Vec out);  // Φ_uᵀ w
+  PetscErrorCode phiP(const EventRecord &r);                        // Φ_p into phiP_ (n × N)
+  PetscErrorCode phiT(const EventRecord &r, Vec out);               // Φ_t
+
+  Dynamics &dyn_;
+  GuardEvaluator &guards_;
+  CostEvaluator &costs_;
+  JumpTerms terms_;
+  Vec w1_ = nullptr, w2_ = nullptr;
+  Mat Rp_ = nullptr, phiP_ = nullptr;
+};
+
+} // namespace hybridsens

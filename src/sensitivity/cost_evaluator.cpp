@@ -1,0 +1,66 @@
+#include "sensitivity/cost_evaluator.hpp"
+
+#include "util/user_call.hpp"
+
+#include <cmath>
+
+namespace hybridsens {
+
+bool CostEvaluator::anyIntegrand() const {
+  for (auto *c : costs_)
+    if (c->hasIntegrand()) return true;
+  return false;
+}
+
+static PetscErrorCode sumOverRanks(MPI_Comm comm, std::vector<PetscScalar> &v) {
+  PetscFunctionBeginUser;
+  if (!v.empty()) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, v.data(), (int)v.size(), MPIU_SCALAR, MPIU_SUM, comm));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode CostEvaluator::integrands(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &r) {
+  PetscFunctionBeginUser;
+  r.assign(costs_.size(), 0.0);
+  for (size_t k = 0; k < costs_.size(); ++k)
+    if (costs_[k]->hasIntegrand()) HS_USER_CALL(dyn_.comm(), "integrand", costs_[k]->integrand(t, u, dyn_.context(d), &r[k]));
+  PetscCall(sumOverRanks(dyn_.comm(), r));
+  for (size_t k = 0; k < r.size(); ++k)
+    PetscCheck(std::isfinite(r[k]), dyn_.comm(), PETSC_ERR_FP, "NaN or Inf returned by cost '%s' integrand at t = %.17g in discrete state %s",
+               costs_[k]->name().c_str(), (double)t, describe(d).c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode CostEvaluator::integrandGradient(size_t k, PetscReal t, Vec u, const DiscreteState &d, Vec ru, std::vector<PetscScalar> &rp) {
+  PetscFunctionBeginUser;
+  PetscCall(VecZeroEntries(ru));
+  rp.assign(dyn_.numParameters(), 0.0);
+  if (!costs_[k]->hasIntegrand()) PetscFunctionReturn(0);
+  HS_USER_CALL(dyn_.comm(), "integrandGradient", costs_[k]->integrandGradient(t, u, dyn_.context(d), ru, rp.data()));
+  PetscCall(sumOverRanks(dyn_.comm(), rp));
+  PetscCall(dyn_.checkFinite(ru, "integrandGradient", t, d));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode CostEvaluator::terminal(size_t k, PetscReal t, Vec u, const DiscreteState &d, PetscScalar *psi) {
+  std::vector<PetscScalar> v(1, 0.0);
+  PetscFunctionBeginUser;
+  if (costs_[k]->hasTerminal()) HS_USER_CALL(dyn_.comm(), "terminal", costs_[k]->terminal(t, u, dyn_.context(d), &v[0]));
+  PetscCall(sumOverRanks(dyn_.comm(), v));
+  PetscCheck(std::isfinite(v[0]), dyn_.comm(), PETSC_ERR_FP, "NaN or Inf returned by cost '%s' terminal at t = %.17g",
+             costs_[k]->name().c_str(), (double)t);
+  *psi = v[0];
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode CostEvaluator::terminalGradient(size_t k, PetscReal t, Vec u, const DiscreteState &d, Vec psiu, std::vector<PetscScalar> &psip) {
+  PetscFunctionBeginUser;
+  PetscCall(VecZeroEntries(psiu));
+  psip.assign(dyn_.numParameters(), 0.0);
+  if (!costs_[k]->hasTerminal()) PetscFunctionReturn(0);
+  HS_USER_CALL(dyn_.comm(), "terminalGradient", costs_[k]->terminalGradient(t, u, dyn_.context(d), psiu, psip.data()));
+  PetscCall(sumOverRanks(dyn_.comm(), psip));
+  PetscCall(dyn_.checkFinite(psiu, "terminalGradient", t, d));
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,177 @@
+#include "sensitivity/forward_sensitivity.hpp"
+
+#include "util/user_call.hpp"
+
+#include <petsc/private/tsimpl.h>
+
+#include <cstring>
+
+namespace hybridsens {
+
+ForwardSensitivity::ForwardSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra &jumps, std::vector<PetscInt> u0Indices)
+    : engine_(engine), costs_(costs), jumps_(jumps), u0Indices_(std::move(u0Indices)) {}
+
+ForwardSensitivity::~ForwardSensitivity() {
+  MatDestroy(&S_);
+  VecDestroy(&ru_);
+  jumps_.destroy(J_);
+}
+
+PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
+  Dynamics &dyn = engine_.dynamics();
+  TS ts = engine_.ts();
+  const PetscInt np = dyn.numParameters(), N = dyn.numSensitivityColumns();
+  PetscInt n, Ng, lo, hi;
+  PetscFunctionBeginUser;
+  PetscCheck(N == np + (PetscInt)u0Indices_.size(), dyn.comm(), PETSC_ERR_PLIB, "sensitivity column count mismatch");
+  PetscCall(VecGetLocalSize(u0, &n));
+  PetscCall(VecGetSize(u0, &Ng));
+  PetscCall(VecGetOwnershipRange(u0, &lo, &hi));
+  PetscCall(MatDestroy(&S_));
+  PetscCall(MatCreateDense(dyn.comm(), n, PETSC_DECIDE, Ng, std::max<PetscInt>(N, 1), nullptr, &S_));
+  PetscCall(MatZeroEntries(S_));
+  // ∂u0/∂p in the parameter columns, unit vectors in the initial-state columns.
+  HS_USER_CALL(dyn.comm(), "initialStateJacobianP", dyn.model().initialStateJacobianP(dyn.context(), S_));
+  for (size_t i = 0; i < u0Indices_.size(); ++i) {
+    const PetscInt gi = u0Indices_[i];
+    PetscCheck(gi >= 0 && gi < Ng, dyn.comm(), PETSC_ERR_ARG_OUTOFRANGE, "initial-state sensitivity index %" PetscInt_FMT " out of range", gi);
+    if (gi >= lo && gi < hi) PetscCall(MatSetValue(S_, gi, np + (PetscInt)i, 1.0, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(S_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(S_, MAT_FINAL_ASSEMBLY));
+  if (dyn.isDAE()) {
+    // Consistent initial sensitivities: S_y = -g_y⁻¹(g_x S_x + g_p), i.e. A S = [S_x; -g_p].
+    Vec rhs, gp;
+    PetscCall(VecDuplicate(u0, &rhs));
+    PetscCall(dyn.setConsistencyPoint(t0, u0, dyn.mode));
+    if (np) PetscCall(dyn.rhsJacobianP(t0, u0, dyn.mode));
+    for (PetscInt j = 0; j < N; ++j) {
+      Vec col;
+      PetscCall(MatDenseGetColumnVec(S_, j, &col));
+      PetscCall(VecCopy(col, rhs));
+      PetscCall(dyn.zeroAlgebraic(rhs));
+      if (j < np) {
+        PetscCall(MatDenseGetColumnVec(dyn.parameterJacobian(), j, &gp));
+        PetscCall(VecCopy(gp, col));  // col is scratch until the solve below
+        PetscCall(MatDenseRestoreColumnVec(dyn.parameterJacobian(), j, &gp));
+        PetscCall(dyn.zeroDifferential(col));
+        PetscCall(VecAXPY(rhs, -1.0, col));
+      }
+      PetscCall(dyn.consistencySolve(rhs, col, false));
+      PetscCall(MatDenseRestoreColumnVec(S_, j, &col));
+    }
+    PetscCall(VecDestroy(&rhs));
+    // An initial-state sensitivity of an algebraic component is not a free direction.
+    IS alg = dyn.algebraicIS();
+    const PetscInt *ai;
+    PetscInt na;
+    PetscCall(ISGetLocalSize(alg, &na));
+    PetscCall(ISGetIndices(alg, &ai));
+    for (PetscInt a = 0; a < na; ++a)
+      for (PetscInt gi : u0Indices_)
+        PetscCheck(gi != ai[a], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
+                   "initial-state sensitivity requested for algebraic component %" PetscInt_FMT " (it is determined by the differential state)", gi);
+    PetscCall(ISRestoreIndices(alg, &ai));
+  }
+  PetscCall(TSForwardSetSensitivities(ts, N, S_));
+  if (!ru_) PetscCall(VecDuplicate(u0, &ru_));
+  q_.assign(costs_.size(), 0.0);
+  dq_.assign(costs_.size(), std::vector<PetscScalar>(N, 0.0));
+  PetscFunctionReturn(0);
+}
+
+// q_k += weight r_k(t, u);  dq_k[j] += weight (r_u · Su[:, j] + r_p[j]).
+PetscErrorCode ForwardSensitivity::addQuadrature(PetscReal weight, PetscReal t, Vec u, Mat Su) {
+  Dynamics &dyn = engine_.dynamics();
+  const PetscInt np = dyn.numParameters(), N = dyn.numSensitivityColumns();
+  std::vector<PetscScalar> r, rp;
+  PetscFunctionBeginUser;
+  PetscCall(costs_.integrands(t, u, dyn.mode, r));
+  for (size_t k = 0; k < costs_.size(); ++k) {
+    if (!costs_.cost(k).hasIntegrand()) continue;
+    q_[k] += weight * r[k];
+    PetscCall(costs_.integrandGradient(k, t, u, dyn.mode, ru_, rp));
+    for (PetscInt j = 0; j < N; ++j) {
+      Vec col;
+      PetscScalar d;
+      PetscCall(MatDenseGetColumnVecRead(Su, j, &col));
+      PetscCall(VecDot(ru_, col, &d));
+      PetscCall(MatDenseRestoreColumnVecRead(Su, j, &col));
+      dq_[k][j] += weight * (d + (j < np ? rp[j] : 0.0));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) {
+  TS ts = engine_.ts();
+  TSType type;
+  PetscBool isRK;
+  PetscFunctionBeginUser;
+  if (step == 0 || !costs_.anyIntegrand()) PetscFunctionReturn(0);
+  const PetscReal h = t - tprev;
+  PetscInt ns;
+  Vec *Y;
+  Mat *SY;
+  PetscCall(TSGetType(ts, &type));
+  PetscCall(PetscStrcmp(type, TSRK, &isRK));
+  PetscCall(TSGetStages(ts, &ns, &Y));
+  PetscCall(TSForwardGetStages(ts, &ns, &SY));
+  if (isRK) {
+    PetscInt s;
+    const PetscReal *b, *c;
+    PetscCall(TSRKGetTableau(ts, &s, nullptr, &b, &c, nullptr, nullptr, nullptr, nullptr));
+    for (PetscInt i = 0; i < s; ++i)
+      if (b[i] != 0) PetscCall(addQuadrature(h * b[i], tprev + c[i] * h, Y[i], SY[i]));
+  } else {
+    // Theta (endpoint or θ = 1): stages {X0, X}, sensitivities {S_n, S_{n+1}}.
+    PetscReal theta;
+    Vec X;
+    PetscCall(TSThetaGetTheta(ts, &theta));
+    PetscCall(TSGetSolution(ts, &X));
+    if (theta != 1.0) PetscCall(addQuadrature(h * (1 - theta), tprev, Y[0], SY[0]));
+    PetscCall(addQuadrature(h * theta, t, X, ts->mat_sensip));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ForwardSensitivity::transitionApplied(const EventRecord &r) {
+  PetscFunctionBeginUser;
+  PetscCall(jumps_.prepare(r, J_));
+  PetscCall(jumps_.forward(r, J_, S_, dq_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode ForwardSensitivity::finish(ForwardResults &out) {
+  Dynamics &dyn = engine_.dynamics();
+  const PetscInt np = dyn.numParameters(), N = dyn.numSensitivityColumns();
+  Vec X, psiu;
+  std::vector<PetscScalar> psip;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(engine_.ts(), &X));
+  PetscCall(VecDuplicate(X, &psiu));
+  const PetscReal T = engine_.trajectory().time(engine_.trajectory().size() - 1);
+  out.objective.assign(costs_.size(), 0.0);
+  out.gradientP.assign(costs_.size(), std::vector<PetscScalar>(np, 0.0));
+  out.gradientU0.assign(costs_.size(), std::vector<PetscScalar>(u0Indices_.size(), 0.0));
+  for (size_t k = 0; k < costs_.size(); ++k) {
+    PetscScalar psi;
+    PetscCall(costs_.terminal(k, T, X, dyn.mode, &psi));
+    PetscCall(costs_.terminalGradient(k, T, X, dyn.mode, psiu, psip));
+    out.objective[k] = psi + q_[k];
+    for (PetscInt j = 0; j < N; ++j) {
+      Vec col;
+      PetscScalar d;
+      PetscCall(MatDenseGetColumnVecRead(S_, j, &col));
+      PetscCall(VecDot(psiu, col, &d));
+      PetscCall(MatDenseRestoreColumnVecRead(S_, j, &col));
+      const PetscScalar g = d + dq_[k][j] + (j < np ? psip[j] : 0.0);
+      if (j < np) out.gradientP[k][j] = g;
+      else out.gradientU0[k][j - np] = g;
+    }
+  }
+  PetscCall(VecDestroy(&psiu));
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

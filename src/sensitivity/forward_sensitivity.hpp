@@ -1,0 +1,52 @@
+// ForwardSensitivity: the tangent-linear model carried with the forward solve. PETSc's
+// TSForward advances S = du/d(p, u0) over each accepted step (the engine calls it once per
+// accepted step); this observer applies the jump at every transition (JumpAlgebra::forward)
+// and integrates the cost integrals and their sensitivities with the same quadrature as the
+// integrator (theta: (1-θ) r_n + θ r_{n+1}; RK: Σ b_i r(Y_i)), for theta and RK alike —
+// PETSc 3.18's TSForward ignores quadratures for RK.
+#pragma once
+
+#include "engine/engine.hpp"
+#include "jump/jump_algebra.hpp"
+#include "sensitivity/cost_evaluator.hpp"
+
+#include <vector>
+
+namespace hybridsens {
+
+struct ForwardResults {
+  std::vector<PetscScalar> objective;                 // J_k
+  std::vector<std::vector<PetscScalar>> gradientP;    // dJ_k/dp_j
+  std::vector<std::vector<PetscScalar>> gradientU0;   // dJ_k/du0_i (chosen components)
+};
+
+class ForwardSensitivity : public EngineObserver {
+public:
+  ForwardSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra &jumps, std::vector<PetscInt> u0Indices);
+  ~ForwardSensitivity() override;
+
+  // Before the run: consistent initial sensitivities, registered with TSForward.
+  PetscErrorCode setUp(PetscReal t0, Vec u0);
+  // After the run: objective values and gradients (terminal parts at the final state).
+  PetscErrorCode finish(ForwardResults &out);
+  Mat sensitivities() const { return S_; }
+  const std::vector<PetscInt> &u0Indices() const { return u0Indices_; }
+
+  PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) override;
+  PetscErrorCode transitionApplied(const EventRecord &r) override;
+
+private:
+  PetscErrorCode addQuadrature(PetscReal weight, PetscReal t, Vec u, Mat Su);
+
+  Engine &engine_;
+  CostEvaluator &costs_;
+  JumpAlgebra &jumps_;
+  std::vector<PetscInt> u0Indices_;
+  Mat S_ = nullptr;
+  Vec ru_ = nullptr;
+  std::vector<PetscScalar> q_;                  // Σ quadrature of each integrand
+  std::vector<std::vector<PetscScalar>> dq_;    // its sensitivities (N columns)
+  JumpIngredients J_;
+};
+
+} // namespace hybridsens
