@@ -1,5 +1,6 @@
 #include "jump/jump_algebra.hpp"
 
+#include "util/dense_columns.hpp"
 #include "util/user_call.hpp"
 
 namespace hybridsens {
@@ -194,14 +195,9 @@ PetscErrorCode JumpAlgebra::adjoint(const EventRecord &r, const JumpIngredients 
   PetscFunctionBeginUser;
   PetscCall(VecDot(J.c, lambda, &cl));
   const PetscScalar s = terms_.eventTime ? cl + J.cq[k] : 0.0;
-  for (PetscInt j = 0; j < np; ++j) {
-    Vec pcol;
-    PetscScalar d;
-    PetscCall(MatDenseGetColumnVec(phiP_, j, &pcol));
-    PetscCall(VecDot(pcol, lambda, &d));
-    PetscCall(MatDenseRestoreColumnVec(phiP_, j, &pcol));
-    mu[j] += d;
-  }
+  std::vector<PetscScalar> d;
+  PetscCall(columnDots(phiP_, lambda, np, d));
+  for (PetscInt j = 0; j < np; ++j) mu[j] += d[j];
   PetscCall(applyPhiUT(r, lambda, w2_));
   PetscCall(VecCopy(w2_, lambda));
   if (J.stateEvent) {

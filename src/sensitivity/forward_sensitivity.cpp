@@ -1,5 +1,6 @@
 #include "sensitivity/forward_sensitivity.hpp"
 
+#include "util/dense_columns.hpp"
 #include "util/user_call.hpp"
 
 #include <petsc/private/tsimpl.h>
@@ -84,21 +85,15 @@ PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
 PetscErrorCode ForwardSensitivity::addQuadrature(PetscReal weight, PetscReal t, Vec u, Mat Su) {
   Dynamics &dyn = engine_.dynamics();
   const PetscInt np = dyn.numParameters(), N = dyn.numSensitivityColumns();
-  std::vector<PetscScalar> r, rp;
+  std::vector<PetscScalar> r, rp, d;
   PetscFunctionBeginUser;
   PetscCall(costs_.integrands(t, u, dyn.mode, r));
   for (size_t k = 0; k < costs_.size(); ++k) {
     if (!costs_.cost(k).hasIntegrand()) continue;
     q_[k] += weight * r[k];
     PetscCall(costs_.integrandGradient(k, t, u, dyn.mode, ru_, rp));
-    for (PetscInt j = 0; j < N; ++j) {
-      Vec col;
-      PetscScalar d;
-      PetscCall(MatDenseGetColumnVecRead(Su, j, &col));
-      PetscCall(VecDot(ru_, col, &d));
-      PetscCall(MatDenseRestoreColumnVecRead(Su, j, &col));
-      dq_[k][j] += weight * (d + (j < np ? rp[j] : 0.0));
-    }
+    PetscCall(columnDots(Su, ru_, N, d));
+    for (PetscInt j = 0; j < N; ++j) dq_[k][j] += weight * (d[j] + (j < np ? rp[j] : 0.0));
   }
   PetscFunctionReturn(0);
 }
@@ -159,13 +154,10 @@ PetscErrorCode ForwardSensitivity::finish(ForwardResults &out) {
     PetscCall(costs_.terminal(k, T, X, dyn.mode, &psi));
     PetscCall(costs_.terminalGradient(k, T, X, dyn.mode, psiu, psip));
     out.objective[k] = psi + q_[k];
+    std::vector<PetscScalar> d;
+    PetscCall(columnDots(S_, psiu, N, d));
     for (PetscInt j = 0; j < N; ++j) {
-      Vec col;
-      PetscScalar d;
-      PetscCall(MatDenseGetColumnVecRead(S_, j, &col));
-      PetscCall(VecDot(psiu, col, &d));
-      PetscCall(MatDenseRestoreColumnVecRead(S_, j, &col));
-      const PetscScalar g = d + dq_[k][j] + (j < np ? psip[j] : 0.0);
+      const PetscScalar g = d[j] + dq_[k][j] + (j < np ? psip[j] : 0.0);
       if (j < np) out.gradientP[k][j] = g;
       else out.gradientU0[k][j - np] = g;
     }
