@@ -424,3 +424,33 @@ TEST(EngineErrors, SizeMismatchAtSetUp) {
   EXPECT_NE(solver.setFromOptions(), 0);
   EXPECT_NE(err.message().find("does not match localSize()"), std::string::npos) << err.message();
 }
+
+// Adaptive steps (error-controlled RK and theta): events are still located exactly and the
+// controller's rejections are counted.
+TEST(Engine, AdaptiveStepsLocateEvents) {
+  const PetscReal pi = M_PI;
+  struct Case {
+    const char *type, *opts;
+    PetscReal tol, dt0;
+  } cases[] = {{TSRK, "-ts_adapt_type basic -ts_rk_type 5dp -ts_rtol 1e-10 -ts_atol 1e-10", 1e-8, 0.3},
+               // PETSc's theta error estimate needs one step of history, so the first step (and
+               // the first after each restart) is accepted unchecked: start small.
+               {TSCN, "-ts_adapt_type basic -ts_rtol 1e-8 -ts_atol 1e-8", 1e-5, 1e-3}};
+  for (const auto &c : cases) {
+    Oscillator model(Direction::Both, 0.5);
+    Solver solver(model);
+    ScopedOptions o(c.opts);
+    ASSERT_EQ(solver.setFromOptions(), 0);
+    ASSERT_EQ(TSSetType(solver.ts(), c.type), 0);
+    ASSERT_EQ(TSSetTimeStep(solver.ts(), c.dt0), 0);
+    ASSERT_EQ(TSSetMaxTime(solver.ts(), 7.0), 0);
+    ASSERT_EQ(solver.setFromOptions(), 0);
+    ASSERT_EQ(solver.solve(), 0);
+    const std::vector<PetscReal> expected = {pi / 6, 5 * pi / 6, 13 * pi / 6};
+    auto t = eventTimes(solver);
+    ASSERT_EQ(t.size(), expected.size()) << c.type;
+    for (size_t i = 0; i < t.size(); ++i) EXPECT_NEAR(t[i], expected[i], c.tol) << c.type;
+    EXPECT_GT(solver.stats().steps, 10) << "the controller should have refined the initial step";
+    EXPECT_NEAR(solver.finalTime(), 7.0, 0.0);
+  }
+}
