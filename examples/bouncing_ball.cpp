@@ -16,7 +16,17 @@
 // With e = 0.5 the impacts accumulate at t∞ = t1 (1 + e)/(1 − e) = 4.2835 (Zeno): use a
 // horizon before that (e.g. -ts_max_time 4, four impacts); to T = 5 the engine must stop with a
 // Zeno or grazing error instead of a wrong answer.
-// Cost (later issues): ψ = q(T) + ∫₀ᵀ v² dt.
+// Cost: ψ = q(T) + ∫₀ᵀ v² dt (terminal ψ_u = (1, 0); integrand r = v², r_u = (0, 2v); r_p = 0).
+// With t1 = sqrt(2 q0/g), V1 = e g t1, V2 = e V1 (post-impact speeds), t2 = t1 (1 + 2e),
+// s = T − t2 and v(T) = V2 − g s:
+//   q(T) = V2 s − g s²/2,
+//   ∫v² = g² t1³/3 (fall)  +  2 V1³/(3g) (first flight)  +  (V2³ − v(T)³)/(3g) (since the last impact),
+// ψ = 218.568265722416, dψ/dq0 = 30.1699502350, dψ/de = 512.390738363
+// (tests/forward_bouncing_ball.py differentiates this closed form). With v(0) = 0 a change of
+// v(0) only delays the motion after the first impact by 1/g, so dψ/dv(0) = −(v(T) + v(T)²)/g
+// = −0.996842155. The integrand jumps at an impact (r⁻ − r⁺ = (1 − e²) v⁻²), so the quadrature
+// sensitivity gains (r⁻ − r⁺) τ_p there, with τ_p = −S_q⁻ / v⁻ (γ = q, γ_p = 0);
+// the state jump is S⁺ = R_u S⁻ + R_p + c τ_p with c = R_u u̇⁻ − u̇⁺ = (1 + e)(v⁻, g).
 //
 // Defaults: RK4 (-ts_type rk -ts_rk_type 4), dt = 0.01, T = 5.
 //
@@ -25,7 +35,13 @@
 //   build/examples/bouncing_ball -e 0.5 -ts_max_time 4 -ts_dt 0.1 -hs_summary out.json
 //   build/examples/bouncing_ball -q0 5 -ts_type cn
 //   mpiexec -n 3 build/examples/bouncing_ball
-// Prints each impact (time, modes, q⁻, v⁻, v⁺) and the final state.
+//   build/examples/bouncing_ball -hs_forward     (ψ and dψ/d(q0, e, q(0), v(0))), prints
+//     objective: psi = 218.568265722417
+//     forward sensitivities:
+//       cost          d/dq0            d/de        d/dq(0)        d/dv(0)
+//       psi    30.169950235  512.390738363   30.169950235   -0.996842155
+// Prints each impact (time, modes, q⁻, v⁻, v⁺), the final state and, with -hs_forward, the
+// objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
@@ -166,6 +182,58 @@ private:
   PetscMPIInt rank_ = 0;
 };
 
+// ψ = q(T) + ∫₀ᵀ v² dt: one cost with a terminal and an integral part. The state lives on
+// the rank that owns it; this rank returns its contribution (the library sums over ranks).
+class HeightPlusKinetic : public CostFunction {
+public:
+  std::string name() const override { return "psi"; }
+  bool hasTerminal() const override { return true; }
+  bool hasIntegrand() const override { return true; }
+  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
+    return component(u, 0, value);
+  }
+  PetscErrorCode terminalGradient(PetscReal, Vec u, const ModeContext &, Vec psi_u, PetscScalar *) const override {
+    return setComponent(u, 0, 1.0, psi_u);
+  }
+  PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
+    PetscScalar v = 0;
+    PetscFunctionBeginUser;
+    PetscCall(component(u, 1, &v));
+    *value = v * v;
+    PetscFunctionReturn(0);
+  }
+  PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &, Vec r_u, PetscScalar *) const override {
+    PetscScalar v = 0;
+    PetscFunctionBeginUser;
+    PetscCall(component(u, 1, &v));
+    PetscCall(setComponent(u, 1, 2 * v, r_u));
+    PetscFunctionReturn(0);
+  }
+
+private:
+  // u[i] on the rank owning it; *value is left untouched elsewhere (zero on entry).
+  static PetscErrorCode component(Vec u, PetscInt i, PetscScalar *value) {
+    PetscInt lo, hi;
+    const PetscScalar *x;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
+    PetscCall(VecGetArrayRead(u, &x));
+    if (i >= lo && i < hi) *value = x[i - lo];
+    PetscCall(VecRestoreArrayRead(u, &x));
+    PetscFunctionReturn(0);
+  }
+  // out[i] = a on the owning rank (out is zero on entry).
+  static PetscErrorCode setComponent(Vec u, PetscInt i, PetscScalar a, Vec out) {
+    PetscInt lo, hi;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
+    if (i >= lo && i < hi) PetscCall(VecSetValue(out, i, a, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(out));
+    PetscCall(VecAssemblyEnd(out));
+    PetscFunctionReturn(0);
+  }
+};
+
 // Entry i of a vector whose entries all live on rank 0 (meaningful on rank 0 only, which is
 // the rank PetscPrintf prints from).
 static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
@@ -184,6 +252,8 @@ int main(int argc, char **argv) {
   {
     BouncingBall model;
     Solver solver(model);
+    HeightPlusKinetic psi;
+    solver.addCost(psi);
     std::vector<PetscReal> p = model.defaultParameters();
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-q0", &p[0], nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-e", &p[1], nullptr));
@@ -213,6 +283,16 @@ int main(int argc, char **argv) {
     PetscCall(entryOnRankZero(solver.finalState(), 1, &v));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)solver.finalTime(),
                           (double)q, (double)v));
+    if (!solver.objective().empty()) {
+      const auto &gp = solver.forwardGradientP(), &gu = solver.forwardGradientU0();
+      const auto &u0idx = solver.initialStateSensitivityIndices();
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: psi = %.15g\nforward sensitivities:\n  %-4s %14s %14s", (double)solver.objective()[0],
+                            "cost", "d/dq0", "d/de"));
+      for (PetscInt i : u0idx) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %14s", i == 0 ? "d/dq(0)" : i == 1 ? "d/dv(0)" : "?"));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  %-4s %14.9f %14.9f", "psi", (double)gp[0][0], (double)gp[0][1]));
+      for (size_t i = 0; i < u0idx.size(); ++i) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %14.9f", (double)gu[0][i]));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
+    }
     PetscCall(solver.writeSummaryFromOptions());
   }
   PetscCall(PetscFinalize());

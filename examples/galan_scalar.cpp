@@ -16,7 +16,13 @@
 // step ends steps over both with larger steps (with dt = 0.5, γ < 0 at both ends of the first
 // step); the engine's Hermite check for hidden crossings must find them.
 // p appears only in the guards: its influence on x(T) comes entirely from the jump conditions.
-// Cost (later issues): G = ∫₀ᵀ x dt; published dG/dp = −2.31195.
+// Cost: G = ∫₀ᵀ x dt (integrand r = x, r_x = 1, r_p = 0, no terminal part); published
+// dG/dp = −2.31195. With ẋ = 4 − x (mode 1) and ẋ = 10 − 2x (mode 2), ∫ x dt over a mode-1 piece
+// is 4Δt − Δx and over a mode-2 piece 5Δt − Δx/2, so G = 5T − t_a − (t_c − t_b) −
+// (x_a − x_b + x_c + x(T))/2 with the event states x_{a,b,c} the roots of h(x) = p
+// (dx_i/dp = 1/h'(x_i)); differentiating gives dG/dp = −2.311953107444 (G = 20.0290746533596;
+// tests/forward_galan_scalar.py derives both). r = x is continuous at the events, so the
+// integrand jump r⁻ − r⁺ vanishes: the whole gradient comes from the state jump S⁺ = S⁻ + (ẋ⁻ − ẋ⁺) τ_p, τ_p = −(h'(x) S⁻ − 1)/(h'(x) ẋ⁻).
 //
 // Defaults: RK4 (-ts_type rk -ts_rk_type 4) with fixed dt = 0.01 to T = 5 (RK4 has no error
 // estimator, so the step stays fixed; event times are then accurate to ~1e-10).
@@ -26,7 +32,13 @@
 //   build/examples/galan_scalar -ts_dt 0.5 -hs_summary out.json
 //   build/examples/galan_scalar -ts_type cn -ts_dt 0.25 -p 2.5
 //   mpiexec -n 2 build/examples/galan_scalar
-// Prints each event (time, guard, modes, state x at the event) and the final state.
+//   build/examples/galan_scalar -hs_forward -ts_dt 1e-3   (G and dG/d(p, x(0))), prints
+//     objective: G = 20.0290746533597
+//     forward sensitivities:
+//       cost                 d/dp             d/dx0(0)
+//       G         -2.311953107444       1.249710601554
+// Prints each event (time, guard, modes, state x at the event), the final state and, with
+// -hs_forward, the objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
@@ -115,6 +127,33 @@ private:
   PetscMPIInt rank_ = 0;
 };
 
+// G = ∫ x dt: the integrand is the state itself, read on the rank that owns it (the library
+// sums the ranks' contributions).
+class IntegralOfX : public CostFunction {
+public:
+  std::string name() const override { return "G"; }
+  bool hasIntegrand() const override { return true; }
+  PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
+    PetscInt lo, hi;
+    const PetscScalar *x;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
+    PetscCall(VecGetArrayRead(u, &x));
+    if (lo <= 0 && 0 < hi) *value = x[0 - lo];
+    PetscCall(VecRestoreArrayRead(u, &x));
+    PetscFunctionReturn(0);
+  }
+  PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &, Vec r_u, PetscScalar *) const override {
+    PetscInt lo, hi;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
+    if (lo <= 0 && 0 < hi) PetscCall(VecSetValue(r_u, 0, 1.0, INSERT_VALUES));  // r_u = e_0, r_p = 0
+    PetscCall(VecAssemblyBegin(r_u));
+    PetscCall(VecAssemblyEnd(r_u));
+    PetscFunctionReturn(0);
+  }
+};
+
 // Entry i of a vector whose entries all live on rank 0 (meaningful on rank 0 only, which is
 // the rank PetscPrintf prints from).
 static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
@@ -133,6 +172,8 @@ int main(int argc, char **argv) {
   {
     GalanScalar model;
     Solver solver(model);
+    IntegralOfX G;
+    solver.addCost(G);
     std::vector<PetscReal> p = model.defaultParameters();
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-p", &p[0], nullptr));
     PetscCall(solver.setParameters(p));
@@ -156,6 +197,16 @@ int main(int argc, char **argv) {
     PetscCall(entryOnRankZero(solver.finalState(), 0, &xT));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: x = %.17g, mode %s\n", (double)solver.finalTime(),
                           (double)xT, describe(solver.finalDiscreteState()).c_str()));
+    if (!solver.objective().empty()) {
+      const auto &gp = solver.forwardGradientP(), &gu = solver.forwardGradientU0();
+      const auto &u0idx = solver.initialStateSensitivityIndices();
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: G = %.15g\nforward sensitivities:\n  %-4s %20s", (double)solver.objective()[0], "cost",
+                            "d/dp"));
+      for (PetscInt i : u0idx) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %20s", ("d/dx" + std::to_string(i) + "(0)").c_str()));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  %-4s %20.12f", "G", (double)gp[0][0]));
+      for (size_t i = 0; i < u0idx.size(); ++i) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %20.12f", (double)gu[0][i]));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
+    }
     PetscCall(solver.writeSummaryFromOptions());
   }
   PetscCall(PetscFinalize());
