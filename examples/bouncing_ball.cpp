@@ -283,16 +283,21 @@ int main(int argc, char **argv) {
     PetscCall(entryOnRankZero(solver.finalState(), 1, &v));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)solver.finalTime(),
                           (double)q, (double)v));
-    if (!solver.objective().empty()) {
-      const auto &gp = solver.forwardGradientP(), &gu = solver.forwardGradientU0();
-      const auto &u0idx = solver.initialStateSensitivityIndices();
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: psi = %.15g\nforward sensitivities:\n  %-4s %14s %14s", (double)solver.objective()[0],
-                            "cost", "d/dq0", "d/de"));
+    const auto &u0idx = solver.initialStateSensitivityIndices();
+    auto table = [&](const char *title, const std::vector<std::vector<PetscScalar>> &gp,
+                     const std::vector<std::vector<PetscScalar>> &gu) -> PetscErrorCode {
+      PetscFunctionBeginUser;
+      if (gp.empty()) PetscFunctionReturn(0);
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-4s %14s %14s", title, "cost", "d/dq0", "d/de"));
       for (PetscInt i : u0idx) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %14s", i == 0 ? "d/dq(0)" : i == 1 ? "d/dv(0)" : "?"));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  %-4s %14.9f %14.9f", "psi", (double)gp[0][0], (double)gp[0][1]));
       for (size_t i = 0; i < u0idx.size(); ++i) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %14.9f", (double)gu[0][i]));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-    }
+      PetscFunctionReturn(0);
+    };
+    if (!solver.objective().empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: psi = %.15g\n", (double)solver.objective()[0]));
+    PetscCall(table("forward sensitivities", solver.forwardGradientP(), solver.forwardGradientU0()));
+    PetscCall(table("adjoint gradients", solver.adjointGradientP(), solver.adjointGradientU0()));
     PetscCall(solver.writeSummaryFromOptions());
   }
   PetscCall(PetscFinalize());

@@ -197,16 +197,21 @@ int main(int argc, char **argv) {
     PetscCall(entryOnRankZero(solver.finalState(), 0, &xT));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: x = %.17g, mode %s\n", (double)solver.finalTime(),
                           (double)xT, describe(solver.finalDiscreteState()).c_str()));
-    if (!solver.objective().empty()) {
-      const auto &gp = solver.forwardGradientP(), &gu = solver.forwardGradientU0();
-      const auto &u0idx = solver.initialStateSensitivityIndices();
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: G = %.15g\nforward sensitivities:\n  %-4s %20s", (double)solver.objective()[0], "cost",
-                            "d/dp"));
+    const auto &u0idx = solver.initialStateSensitivityIndices();
+    auto table = [&](const char *title, const std::vector<std::vector<PetscScalar>> &gp,
+                     const std::vector<std::vector<PetscScalar>> &gu) -> PetscErrorCode {
+      PetscFunctionBeginUser;
+      if (gp.empty()) PetscFunctionReturn(0);
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-4s %20s", title, "cost", "d/dp"));
       for (PetscInt i : u0idx) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %20s", ("d/dx" + std::to_string(i) + "(0)").c_str()));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  %-4s %20.12f", "G", (double)gp[0][0]));
       for (size_t i = 0; i < u0idx.size(); ++i) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %20.12f", (double)gu[0][i]));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-    }
+      PetscFunctionReturn(0);
+    };
+    if (!solver.objective().empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: G = %.15g\n", (double)solver.objective()[0]));
+    PetscCall(table("forward sensitivities", solver.forwardGradientP(), solver.forwardGradientU0()));
+    PetscCall(table("adjoint gradients", solver.adjointGradientP(), solver.adjointGradientU0()));
     PetscCall(solver.writeSummaryFromOptions());
   }
   PetscCall(PetscFinalize());

@@ -20,6 +20,7 @@ class Engine;
 class CostEvaluator;
 class JumpAlgebra;
 class ForwardSensitivity;
+class AdjointSensitivity;
 
 struct SolveStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
@@ -47,6 +48,8 @@ public:
   // -hs_forward_u0 i,j,...; by default every differential component of a small state).
   void setForwardSensitivities(bool on) { forward_ = on; }
   void setInitialStateSensitivities(std::vector<PetscInt> idx) { u0Indices_ = std::move(idx), u0Chosen_ = true; }
+  // Compute dJ_k/dp and dJ_k/du0 by the discrete adjoint after the solve (also -hs_adjoint).
+  void setAdjoint(bool on) { adjoint_ = on; }
 
   // Forward solve from u0(p) at the TS's current time to its max time.
   PetscErrorCode solve();
@@ -56,6 +59,8 @@ public:
   const std::vector<std::vector<PetscScalar>> &forwardGradientP() const { return fwdGradP_; }
   const std::vector<std::vector<PetscScalar>> &forwardGradientU0() const { return fwdGradU0_; }
   const std::vector<PetscInt> &initialStateSensitivityIndices() const { return u0Indices_; }
+  const std::vector<std::vector<PetscScalar>> &adjointGradientP() const { return adjGradP_; }
+  const std::vector<std::vector<PetscScalar>> &adjointGradientU0() const { return adjGradU0_; }
   // S(T): n × (np + #u0 indices), dense, rows distributed like the state.
   Mat finalSensitivities() const;
 
@@ -82,13 +87,13 @@ private:
   std::unique_ptr<Engine> engine_;
   Vec u0_ = nullptr;
   std::vector<const CostFunction *> costs_;
-  bool forward_ = false, u0Chosen_ = false;
+  bool forward_ = false, adjoint_ = false, u0Chosen_ = false;
   std::vector<PetscInt> u0Indices_;
   std::unique_ptr<CostEvaluator> costEval_;
   std::unique_ptr<JumpAlgebra> jumps_;
   std::unique_ptr<ForwardSensitivity> fwd_;
   std::vector<PetscScalar> objective_;
-  std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_;
+  std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_, adjGradP_, adjGradU0_;
 };
 
 } // namespace hybridsens

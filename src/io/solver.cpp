@@ -3,6 +3,7 @@
 #include "engine/dynamics.hpp"
 #include "engine/engine.hpp"
 #include "jump/jump_algebra.hpp"
+#include "sensitivity/adjoint_sensitivity.hpp"
 #include "sensitivity/cost_evaluator.hpp"
 #include "sensitivity/forward_sensitivity.hpp"
 #include "util/gather.hpp"
@@ -31,6 +32,21 @@ PetscErrorCode Solver::build() {
   PetscCall(dyn_->setUp());
   PetscCall(dyn_->attach(ts_));
   PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
+  // Direct linear solves by default: forward and adjoint sensitivities agree to round-off only
+  // with exact solves (PETSC-3.18.md §9). Options may override.
+  {
+    SNES snes;
+    KSP ksp;
+    PC pc;
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(model_.comm(), &size));
+    PetscCall(TSGetSNES(ts_, &snes));
+    PetscCall(SNESGetKSP(snes, &ksp));
+    PetscCall(KSPSetType(ksp, KSPPREONLY));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCLU));
+    if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  }
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
   PetscFunctionReturn(0);
 }
@@ -42,6 +58,9 @@ PetscErrorCode Solver::setFromOptions() {
   PetscBool flg, on = forward_ ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_forward", &on, nullptr));
   forward_ = on;
+  on = adjoint_ ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_adjoint", &on, nullptr));
+  adjoint_ = on;
   PetscInt idx[1024], nidx = 1024;
   PetscCall(PetscOptionsGetIntArray(nullptr, nullptr, "-hs_forward_u0", idx, &nidx, &flg));
   if (flg) {
@@ -80,12 +99,14 @@ PetscErrorCode Solver::solve() {
   jumps_.reset();
   costEval_ = std::make_unique<CostEvaluator>(*dyn_, costs_);
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
-  if (forward_) {
+  if (forward_ || adjoint_) {
     JumpTerms terms;
     PetscCall(terms.setFromOptions(model_.comm()));
     PetscCall(defaultInitialStateIndices());
-    PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
     jumps_ = std::make_unique<JumpAlgebra>(*dyn_, engine_->guards(), *costEval_, terms);
+  }
+  if (forward_) {
+    PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
     fwd_ = std::make_unique<ForwardSensitivity>(*engine_, *costEval_, *jumps_, u0Indices_);
     PetscCall(fwd_->setUp(t0, u0_));
     engine_->addObserver(fwd_.get());
@@ -97,6 +118,21 @@ PetscErrorCode Solver::solve() {
     objective_ = res.objective;
     fwdGradP_ = res.gradientP;
     fwdGradU0_ = res.gradientU0;
+  }
+  if (adjoint_) {
+    PetscLogStage stage;
+    PetscCall(PetscLogStageGetId("hybridsens adjoint", &stage));
+    if (stage < 0) PetscCall(PetscLogStageRegister("hybridsens adjoint", &stage));
+    PetscCall(PetscLogStagePush(stage));
+    AdjointSensitivity adj(*engine_, *costEval_, *jumps_);
+    AdjointResults res;
+    PetscCall(adj.solve(t0, u0_, u0Indices_, res));
+    PetscCall(PetscLogStagePop());
+    objective_ = res.objective;
+    adjGradP_ = res.gradientP;
+    adjGradU0_ = res.gradientU0;
+    // The reverse sweep switched the mode back; the final state's mode is what callers expect.
+    dyn_->mode = engine_->trajectory().mode(engine_->trajectory().size() - 1);
   }
   // Leave the TS at t0 so that another solve() starts from the same initial time.
   PetscCall(TSSetTime(ts_, t0));

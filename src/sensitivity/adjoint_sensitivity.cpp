@@ -1,0 +1,268 @@
+#include "sensitivity/adjoint_sensitivity.hpp"
+
+#include "util/gather.hpp"
+#include "util/user_call.hpp"
+
+#include <petsc/private/tsimpl.h>
+
+namespace hybridsens {
+
+AdjointSensitivity::AdjointSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra &jumps)
+    : engine_(engine), costs_(costs), jumps_(jumps) {}
+
+AdjointSensitivity::~AdjointSensitivity() { teardown(); }
+
+PetscErrorCode AdjointSensitivity::teardown() {
+  PetscFunctionBeginUser;
+  for (auto &v : lambda_) PetscCall(VecDestroy(&v));
+  for (auto &v : mu_) PetscCall(VecDestroy(&v));
+  lambda_.clear();
+  mu_.clear();
+  PetscCall(MatDestroy(&drdu_));
+  PetscCall(MatDestroy(&drdp_));
+  PetscCall(VecDestroy(&ru_));
+  PetscFunctionReturn(0);
+}
+
+// Refuse what PETSc 3.18 would silently get wrong (PETSC-3.18.md §6, §8, §9).
+PetscErrorCode AdjointSensitivity::checkConfiguration() {
+  TS ts = engine_.ts();
+  Dynamics &dyn = engine_.dynamics();
+  TSType type;
+  PetscBool isRK, isTheta, isBE, isCN;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetType(ts, &type));
+  PetscCall(PetscStrcmp(type, TSRK, &isRK));
+  PetscCall(PetscStrcmp(type, TSTHETA, &isTheta));
+  PetscCall(PetscStrcmp(type, TSBEULER, &isBE));
+  PetscCall(PetscStrcmp(type, TSCN, &isCN));
+  PetscCheck(isRK || isTheta || isBE || isCN, dyn.comm(), PETSC_ERR_SUP,
+             "Sensitivities need -ts_type theta, beuler, cn or rk (PETSc 3.18 has no adjoint for '%s')", type);
+  if (isTheta) {
+    PetscReal theta;
+    PetscBool endpoint;
+    PetscCall(TSThetaGetTheta(ts, &theta));
+    PetscCall(TSThetaGetEndpoint(ts, &endpoint));
+    PetscCheck(endpoint || theta == 1.0, dyn.comm(), PETSC_ERR_SUP,
+               "Sensitivities with the midpoint theta method are not supported: use -ts_theta_endpoint");
+  }
+  if (isRK && dyn.numParameters() > 0) {
+    PetscInt s;
+    const PetscReal *b;
+    TSRKType rktype;
+    PetscCall(TSRKGetType(ts, &rktype));
+    PetscCall(TSRKGetTableau(ts, &s, nullptr, &b, nullptr, nullptr, nullptr, nullptr, nullptr));
+    for (PetscInt i = 0; i < s - 1; ++i)
+      PetscCheck(b[i] != 0, dyn.comm(), PETSC_ERR_SUP,
+                 "RK tableau '%s' has b_%" PetscInt_FMT " = 0: PETSc 3.18's RK adjoint gives wrong parameter gradients for it "
+                 "(fixed upstream in 3.21.4); use -ts_rk_type 4, 3, 3bs, 2a or 1fe",
+                 rktype, i);
+  }
+  if (!isRK) {
+    SNES snes;
+    PetscInt lagJ, lagP;
+    PetscCall(TSGetSNES(ts, &snes));
+    PetscCall(SNESGetLagJacobian(snes, &lagJ));
+    PetscCall(SNESGetLagPreconditioner(snes, &lagP));
+    PetscCheck(lagJ == 1 && lagP == 1, dyn.comm(), PETSC_ERR_SUP,
+               "-snes_lag_jacobian / -snes_lag_preconditioner make PETSc's adjoint use stale Jacobians: not allowed with sensitivities");
+  }
+  PetscFunctionReturn(0);
+}
+
+// Quadrature TS callbacks: r into the replicated cost vector, r_u (columns) and r_p.
+PetscErrorCode AdjointSensitivity::QuadratureRHS(TS, PetscReal t, Vec u, Vec R, void *ctx) {
+  auto *self = static_cast<AdjointSensitivity *>(ctx);
+  Dynamics &dyn = self->engine_.dynamics();
+  std::vector<PetscScalar> r;
+  PetscScalar *a;
+  PetscFunctionBeginUser;
+  PetscCall(self->costs_.integrands(t, u, dyn.mode, r));
+  PetscCall(VecGetArray(R, &a));
+  for (size_t k = 0; k < r.size(); ++k) a[k] = r[k];
+  PetscCall(VecRestoreArray(R, &a));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSensitivity::QuadratureJacobian(TS, PetscReal t, Vec u, Mat A, Mat, void *ctx) {
+  auto *self = static_cast<AdjointSensitivity *>(ctx);
+  Dynamics &dyn = self->engine_.dynamics();
+  std::vector<PetscScalar> rp;
+  PetscFunctionBeginUser;
+  for (size_t k = 0; k < self->costs_.size(); ++k) {
+    Vec col;
+    PetscCall(self->costs_.integrandGradient(k, t, u, dyn.mode, self->ru_, rp));
+    PetscCall(MatDenseGetColumnVecWrite(A, (PetscInt)k, &col));
+    PetscCall(VecCopy(self->ru_, col));
+    PetscCall(MatDenseRestoreColumnVecWrite(A, (PetscInt)k, &col));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSensitivity::QuadratureJacobianP(TS, PetscReal t, Vec u, Mat A, void *ctx) {
+  auto *self = static_cast<AdjointSensitivity *>(ctx);
+  Dynamics &dyn = self->engine_.dynamics();
+  const PetscInt np = dyn.numParameters();
+  PetscInt lo, hi;
+  std::vector<PetscScalar> rp;
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  PetscCall(MatZeroEntries(A));
+  for (size_t k = 0; k < self->costs_.size(); ++k) {
+    PetscCall(self->costs_.integrandGradient(k, t, u, dyn.mode, self->ru_, rp));
+    for (PetscInt j = std::max<PetscInt>(lo, 0); j < std::min(hi, np); ++j) PetscCall(MatSetValue(A, j, (PetscInt)k, rp[j], INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSensitivity::setUpQuadrature() {
+  TS ts = engine_.ts();
+  Dynamics &dyn = engine_.dynamics();
+  const PetscInt ncost = (PetscInt)costs_.size();
+  PetscInt n, N, pn, pN;
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(dyn.templateVec(), &n));
+  PetscCall(VecGetSize(dyn.templateVec(), &N));
+  PetscCall(VecDuplicate(dyn.templateVec(), &ru_));
+  PetscCall(MatCreateDense(dyn.comm(), n, PETSC_DECIDE, N, ncost, nullptr, &drdu_));
+  PetscCall(MatGetLocalSize(dyn.parameterJacobian(), nullptr, &pn));
+  PetscCall(MatGetSize(dyn.parameterJacobian(), nullptr, &pN));
+  PetscCall(MatCreateDense(dyn.comm(), pn, PETSC_DECIDE, pN, ncost, nullptr, &drdp_));
+  PetscCall(TSCreateQuadratureTS(ts, PETSC_FALSE, &quadts_));
+  PetscCall(TSSetRHSFunction(quadts_, nullptr, QuadratureRHS, this));
+  PetscCall(TSSetRHSJacobian(quadts_, drdu_, drdu_, QuadratureJacobian, this));
+  if (dyn.numParameters() > 0) PetscCall(TSSetRHSJacobianP(quadts_, drdp_, QuadratureJacobianP, this));
+  // TSSetUp allocates this work vector only if the quadrature existed then (ts.c:2545).
+  PetscCall(VecDestroy(&ts->vec_costintegrand));
+  PetscCall(VecDuplicate(quadts_->vec_sol, &ts->vec_costintegrand));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector<PetscInt> &u0Indices, AdjointResults &out) {
+  TS ts = engine_.ts();
+  Dynamics &dyn = engine_.dynamics();
+  const TrajectoryStore &traj = engine_.trajectory();
+  const auto &events = engine_.log().records();
+  const size_t ncost = costs_.size();
+  const PetscInt np = dyn.numParameters();
+  Vec X;
+  PetscFunctionBeginUser;
+  PetscCheck(ncost > 0, dyn.comm(), PETSC_ERR_ARG_WRONGSTATE, "The adjoint needs at least one cost function (Solver::addCost)");
+  PetscCall(checkConfiguration());
+  PetscCall(teardown());
+  PetscCall(TSGetSolution(ts, &X));
+  const PetscInt M = traj.size() - 1;
+  const PetscReal T = traj.time(M);
+
+  // Terminal conditions λ(T) = ψ_u, and ψ_p kept with the event contributions (both additive).
+  std::vector<std::vector<PetscScalar>> muExtra(ncost);
+  out.objective.assign(ncost, 0.0);
+  lambda_.resize(ncost);
+  for (size_t k = 0; k < ncost; ++k) {
+    PetscCall(VecDuplicate(X, &lambda_[k]));
+    PetscCall(costs_.terminal(k, T, X, dyn.mode, &out.objective[k]));
+    PetscCall(costs_.terminalGradient(k, T, X, dyn.mode, lambda_[k], muExtra[k]));
+    if (np) {
+      Vec m;
+      PetscCall(MatCreateVecs(dyn.parameterJacobian(), &m, nullptr));
+      PetscCall(VecZeroEntries(m));
+      mu_.push_back(m);
+    }
+  }
+  PetscCall(TSSetCostGradients(ts, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
+  if (costs_.anyIntegrand()) PetscCall(setUpQuadrature());
+  // TSAdjointSetUp insists on a trajectory object; the steps come from our own store.
+  if (!ts->trajectory) {
+    PetscCall(TSTrajectoryCreate(dyn.comm(), &ts->trajectory));
+    PetscCall(TSTrajectorySetType(ts->trajectory, ts, TSTRAJECTORYBASIC));
+  }
+  PetscCall(TSAdjointSetSteps(ts, M));
+  ts->adjoint_steps = 0;
+
+  JumpIngredients J;
+  long e = (long)events.size() - 1;
+  for (PetscInt n = M; n >= 1; --n) {
+    // Transitions at the end of step n, undone in reverse order of application.
+    for (; e >= 0 && events[e].step == n; --e) {
+      PetscCall(jumps_.prepare(events[e], J));
+      for (size_t k = 0; k < ncost; ++k) PetscCall(jumps_.adjoint(events[e], J, k, lambda_[k], muExtra[k]));
+    }
+    dyn.mode = traj.mode(n);
+    PetscCall(traj.load(ts, n));
+    ts->steps = n;
+    ts->rhsjacobian.time = PETSC_MIN_REAL;  // the cache is keyed on time, not on the mode
+    PetscCall(TSAdjointStep(ts));
+    if (quadts_) PetscCall(TSAdjointCostIntegral(ts));
+  }
+  PetscCall(jumps_.destroy(J));
+  PetscCheck(e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", e + 1);
+  dyn.mode = traj.mode(0);
+
+  // Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,
+  // dJ/dp += (∂u0/∂p)_xᵀ w_x - g_pᵀ w_y.
+  Vec w;
+  Mat du0dp;
+  PetscCall(VecDuplicate(X, &w));
+  PetscCall(MatDuplicate(dyn.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &du0dp));
+  if (quadts_) {
+    Vec integral;
+    const PetscScalar *a;
+    PetscCall(TSGetCostIntegral(ts, &integral));
+    PetscCall(VecGetArrayRead(integral, &a));
+    for (size_t k = 0; k < ncost; ++k) out.objective[k] += a[k];
+    PetscCall(VecRestoreArrayRead(integral, &a));
+  }
+  if (dyn.isDAE()) {
+    PetscCall(dyn.setConsistencyPoint(t0, u0, dyn.mode));
+    if (np) PetscCall(dyn.rhsJacobianP(t0, u0, dyn.mode));
+  }
+  PetscCall(MatZeroEntries(du0dp));
+  HS_USER_CALL(dyn.comm(), "initialStateJacobianP", dyn.model().initialStateJacobianP(dyn.context(), du0dp));
+  PetscCall(MatAssemblyBegin(du0dp, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(du0dp, MAT_FINAL_ASSEMBLY));
+  out.gradientP.assign(ncost, std::vector<PetscScalar>(np, 0.0));
+  out.gradientU0.assign(ncost, std::vector<PetscScalar>(u0Indices.size(), 0.0));
+  for (size_t k = 0; k < ncost; ++k) {
+    std::vector<PetscScalar> wall, muall;
+    if (dyn.isDAE()) PetscCall(dyn.consistencySolve(lambda_[k], w, true));
+    else PetscCall(VecCopy(lambda_[k], w));
+    PetscCall(gatherToAll(w, wall));
+    for (size_t i = 0; i < u0Indices.size(); ++i) out.gradientU0[k][i] = wall[u0Indices[i]];
+    if (!np) continue;
+    PetscCall(gatherToAll(mu_[k], muall));
+    Vec wx, wy;
+    PetscCall(VecDuplicate(w, &wx));
+    PetscCall(VecDuplicate(w, &wy));
+    PetscCall(VecCopy(w, wx));
+    PetscCall(dyn.zeroAlgebraic(wx));
+    PetscCall(VecCopy(w, wy));
+    PetscCall(dyn.zeroDifferential(wy));
+    for (PetscInt j = 0; j < np; ++j) {
+      Vec col;
+      PetscScalar d, gy = 0;
+      PetscCall(MatDenseGetColumnVecRead(du0dp, j, &col));
+      PetscCall(VecDot(col, wx, &d));
+      PetscCall(MatDenseRestoreColumnVecRead(du0dp, j, &col));
+      if (dyn.isDAE()) {
+        PetscCall(MatDenseGetColumnVecRead(dyn.parameterJacobian(), j, &col));
+        PetscCall(VecDot(col, wy, &gy));
+        PetscCall(MatDenseRestoreColumnVecRead(dyn.parameterJacobian(), j, &col));
+      }
+      out.gradientP[k][j] = muall[j] + muExtra[k][j] + d - gy;
+    }
+    PetscCall(VecDestroy(&wx));
+    PetscCall(VecDestroy(&wy));
+  }
+  PetscCall(VecDestroy(&w));
+  PetscCall(MatDestroy(&du0dp));
+  // Leave the TS ready for another forward solve.
+  PetscCall(TSAdjointReset(ts));
+  PetscCall(TSDestroy(&ts->quadraturets));
+  quadts_ = nullptr;
+  PetscCall(TSTrajectoryDestroy(&ts->trajectory));
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,48 @@
+// AdjointSensitivity: the discrete adjoint of "steps ∘ transitions ∘ steps". It replays the
+// engine's trajectory backwards, calling PETSc's TSAdjointStep for every step (theta or RK,
+// in the mode that step ran in, from the stored U⁻ at event steps) and applying the
+// transposed jump of JumpAlgebra at every transition, in reverse order. Integral costs go
+// through a PETSc quadrature TS (adjoint mode), so the r_u terms enter each adjoint step
+// exactly as PETSc discretizes them; the forward quadrature in ForwardSensitivity is the same
+// formula, which is what makes forward and adjoint agree to round-off.
+#pragma once
+
+#include "engine/engine.hpp"
+#include "jump/jump_algebra.hpp"
+#include "sensitivity/cost_evaluator.hpp"
+
+#include <vector>
+
+namespace hybridsens {
+
+struct AdjointResults {
+  std::vector<PetscScalar> objective;
+  std::vector<std::vector<PetscScalar>> gradientP;   // dJ_k/dp_j
+  std::vector<std::vector<PetscScalar>> gradientU0;  // dJ_k/du0_i for the requested indices
+};
+
+class AdjointSensitivity {
+public:
+  AdjointSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra &jumps);
+  ~AdjointSensitivity();
+  // Run after Engine::run; u0 is the (consistent) initial state the run started from.
+  PetscErrorCode solve(PetscReal t0, Vec u0, const std::vector<PetscInt> &u0Indices, AdjointResults &out);
+
+private:
+  static PetscErrorCode QuadratureRHS(TS, PetscReal, Vec, Vec, void *);
+  static PetscErrorCode QuadratureJacobian(TS, PetscReal, Vec, Mat, Mat, void *);
+  static PetscErrorCode QuadratureJacobianP(TS, PetscReal, Vec, Mat, void *);
+  PetscErrorCode checkConfiguration();
+  PetscErrorCode setUpQuadrature();
+  PetscErrorCode teardown();
+
+  Engine &engine_;
+  CostEvaluator &costs_;
+  JumpAlgebra &jumps_;
+  std::vector<Vec> lambda_, mu_;
+  Mat drdu_ = nullptr, drdp_ = nullptr;
+  Vec ru_ = nullptr;
+  TS quadts_ = nullptr;
+};
+
+} // namespace hybridsens
