@@ -1,4 +1,5 @@
-// Cost functions J = ψ(T, u(T), p) + ∫ r(t, u, p; d) dt. One Solver may carry several; one
+// Cost functions J = ψ(T, u(T), p) + ∫ r(t, u, p; d) dt + Σ_i g_i(t_i, u(t_i), p).
+// One Solver may carry several; one
 // forward-sensitivity run or one reverse sweep gives the gradients of all of them.
 //
 // Distributed convention (as for guards): value-returning callbacks return this rank's
@@ -27,6 +28,12 @@ public:
   virtual bool hasIntegrand() const { return false; }
   virtual PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const;
   virtual PetscErrorCode integrandGradient(PetscReal t, Vec u, const ModeContext &c, Vec r_u, PetscScalar *r_p) const;
+
+  // Measurement (point) costs g_i at times t_i in [t0, T]; every t_i becomes a step boundary.
+  // A measurement at an event time observes the post-event state (the right limit).
+  virtual std::vector<PetscReal> measurementTimes() const { return {}; }
+  virtual PetscErrorCode measurement(PetscInt i, PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const;
+  virtual PetscErrorCode measurementGradient(PetscInt i, PetscReal t, Vec u, const ModeContext &c, Vec g_u, PetscScalar *g_p) const;
 };
 
 } // namespace hybridsens

@@ -307,6 +307,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
 
   PetscCall(traj_.record(ts_, 0, t0, t0, X, dyn_.mode));
   for (auto *o : observers_) PetscCall(o->stepAccepted(0, t0, t0));
+  for (auto *o : observers_) PetscCall(o->instantCompleted(0, t0));
   PetscCall(startSides({}));
 
   PetscReal hnext;
@@ -424,6 +425,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
         }
       }
     }
+    for (auto *o : observers_) PetscCall(o->instantCompleted(step, ts_->ptime));
     rateEnd.clear();
     // Next step: finish the interrupted step's interval, else the integrator's proposal.
     const PetscReal remainder = start_.t + hFull - ts_->ptime;

@@ -33,6 +33,9 @@ public:
   virtual PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) { return 0; }
   // One transition was applied; the record holds its snapshots.
   virtual PetscErrorCode transitionApplied(const EventRecord &r) { return 0; }
+  // Everything at the boundary after step `step` is done (transitions included): the state is
+  // the right limit at t (measurement costs observe it here). Also called for step 0.
+  virtual PetscErrorCode instantCompleted(PetscInt step, PetscReal t) { return 0; }
 };
 
 struct EngineStats {

@@ -16,4 +16,11 @@ PetscErrorCode CostFunction::integrandGradient(PetscReal, Vec, const ModeContext
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost declares an integrand but does not implement integrandGradient()");
 }
 
+PetscErrorCode CostFunction::measurement(PetscInt, PetscReal, Vec, const ModeContext &, PetscScalar *) const {
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost declares measurement times but does not implement measurement()");
+}
+PetscErrorCode CostFunction::measurementGradient(PetscInt, PetscReal, Vec, const ModeContext &, Vec, PetscScalar *) const {
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost declares measurement times but does not implement measurementGradient()");
+}
+
 } // namespace hybridsens

@@ -183,7 +183,24 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
 
   JumpIngredients J;
   long e = (long)events.size() - 1;
+  Vec work;
+  PetscCall(VecDuplicate(X, &work));
+  // Measurements at t_n see the right limit: the state after every transition at t_n, in
+  // the mode after them; their λ jump comes before the transitions are undone.
+  auto addMeasurements = [&](PetscInt n) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    Vec u = n == M ? X : traj.state(n);
+    DiscreteState d = n == M ? engine_.dynamics().mode : traj.mode(n);
+    if (n < M && e >= 0 && events[e].step == n) u = events[e].uplus, d = events[e].after;
+    for (size_t k = 0; k < ncost; ++k)
+      if (!costs_.cost(k).measurementTimes().empty())
+        PetscCall(costs_.measurementsAt(k, traj.time(n), u, d, &out.objective[k], lambda_[k], muExtra[k], work));
+    PetscFunctionReturn(0);
+  };
+  const DiscreteState finalMode = dyn.mode;
   for (PetscInt n = M; n >= 1; --n) {
+    if (n == M) dyn.mode = finalMode;
+    PetscCall(addMeasurements(n));
     // Transitions at the end of step n, undone in reverse order of application.
     for (; e >= 0 && events[e].step == n; --e) {
       PetscCall(jumps_.prepare(events[e], J));
@@ -199,6 +216,8 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   PetscCall(jumps_.destroy(J));
   PetscCheck(e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", e + 1);
   dyn.mode = traj.mode(0);
+  PetscCall(addMeasurements(0));
+  PetscCall(VecDestroy(&work));
 
   // Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,
   // dJ/dp += (∂u0/∂p)_xᵀ w_x - g_pᵀ w_y.

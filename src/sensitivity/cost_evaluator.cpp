@@ -63,4 +63,37 @@ PetscErrorCode CostEvaluator::terminalGradient(size_t k, PetscReal t, Vec u, con
   PetscFunctionReturn(0);
 }
 
+std::vector<PetscReal> CostEvaluator::measurementTimes() const {
+  std::vector<PetscReal> t;
+  for (auto *c : costs_)
+    for (PetscReal ti : c->measurementTimes()) t.push_back(ti);
+  return t;
+}
+
+PetscErrorCode CostEvaluator::measurementsAt(size_t k, PetscReal t, Vec u, const DiscreteState &d, PetscScalar *value, Vec gu,
+                                             std::vector<PetscScalar> &gp, Vec work) {
+  const auto times = costs_[k]->measurementTimes();
+  const PetscInt np = dyn_.numParameters();
+  PetscFunctionBeginUser;
+  std::vector<PetscScalar> v(1 + np, 0.0);
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (times[i] != t) continue;  // measurement times are step boundaries, hit exactly
+    std::vector<PetscScalar> local(1 + np, 0.0);
+    HS_USER_CALL(dyn_.comm(), "measurement", costs_[k]->measurement((PetscInt)i, t, u, dyn_.context(d), &local[0]));
+    PetscCall(VecZeroEntries(work));
+    HS_USER_CALL(dyn_.comm(), "measurementGradient",
+                 costs_[k]->measurementGradient((PetscInt)i, t, u, dyn_.context(d), work, np ? &local[1] : nullptr));
+    PetscCall(dyn_.checkFinite(work, "measurementGradient", t, d));
+    PetscCall(VecAXPY(gu, 1.0, work));
+    for (PetscInt j = 0; j <= np; ++j) v[j] += local[j];
+  }
+  PetscCall(sumOverRanks(dyn_.comm(), v));
+  PetscCheck(std::isfinite(v[0]), dyn_.comm(), PETSC_ERR_FP, "NaN or Inf returned by cost '%s' measurement at t = %.17g",
+             costs_[k]->name().c_str(), (double)t);
+  *value += v[0];
+  if (gp.size() < (size_t)np) gp.resize(np, 0.0);
+  for (PetscInt j = 0; j < np; ++j) gp[j] += v[1 + j];
+  PetscFunctionReturn(0);
+}
+
 } // namespace hybridsens

@@ -23,6 +23,12 @@ public:
   PetscErrorCode terminal(size_t k, PetscReal t, Vec u, const DiscreteState &d, PetscScalar *psi);
   PetscErrorCode terminalGradient(size_t k, PetscReal t, Vec u, const DiscreteState &d, Vec psiu, std::vector<PetscScalar> &psip);
 
+  // Every measurement time of every cost (step boundaries for the engine).
+  std::vector<PetscReal> measurementTimes() const;
+  // Σ over the measurements of cost k at exactly time t: value, and gradient added to gu/gp.
+  PetscErrorCode measurementsAt(size_t k, PetscReal t, Vec u, const DiscreteState &d, PetscScalar *value, Vec gu,
+                                std::vector<PetscScalar> &gp, Vec work);
+
 private:
   Dynamics &dyn_;
   std::vector<const CostFunction *> costs_;

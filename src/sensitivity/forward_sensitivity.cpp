@@ -15,6 +15,8 @@ ForwardSensitivity::ForwardSensitivity(Engine &engine, CostEvaluator &costs, Jum
 ForwardSensitivity::~ForwardSensitivity() {
   MatDestroy(&S_);
   VecDestroy(&ru_);
+  VecDestroy(&gu_);
+  VecDestroy(&work_);
   jumps_.destroy(J_);
 }
 
@@ -76,6 +78,8 @@ PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
   }
   PetscCall(TSForwardSetSensitivities(ts, N, S_));
   if (!ru_) PetscCall(VecDuplicate(u0, &ru_));
+  if (!gu_) PetscCall(VecDuplicate(u0, &gu_));
+  if (!work_) PetscCall(VecDuplicate(u0, &work_));
   q_.assign(costs_.size(), 0.0);
   dq_.assign(costs_.size(), std::vector<PetscScalar>(N, 0.0));
   PetscFunctionReturn(0);
@@ -134,6 +138,26 @@ PetscErrorCode ForwardSensitivity::transitionApplied(const EventRecord &r) {
   PetscFunctionBeginUser;
   PetscCall(jumps_.prepare(r, J_));
   PetscCall(jumps_.forward(r, J_, S_, dq_));
+  PetscFunctionReturn(0);
+}
+
+// Measurements at t observe the state after every transition at t: J += g, dJ += g_u S + g_p.
+PetscErrorCode ForwardSensitivity::instantCompleted(PetscInt, PetscReal t) {
+  Dynamics &dyn = engine_.dynamics();
+  const PetscInt np = dyn.numParameters(), N = dyn.numSensitivityColumns();
+  Vec X;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(engine_.ts(), &X));
+  for (size_t k = 0; k < costs_.size(); ++k) {
+    if (costs_.cost(k).measurementTimes().empty()) continue;
+    std::vector<PetscScalar> gp(np, 0.0), d;
+    PetscScalar value = 0;
+    PetscCall(VecZeroEntries(gu_));
+    PetscCall(costs_.measurementsAt(k, t, X, dyn.mode, &value, gu_, gp, work_));
+    q_[k] += value;
+    PetscCall(columnDots(S_, gu_, N, d));
+    for (PetscInt j = 0; j < N; ++j) dq_[k][j] += d[j] + (j < np ? gp[j] : 0.0);
+  }
   PetscFunctionReturn(0);
 }
 

@@ -34,6 +34,7 @@ public:
 
   PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) override;
   PetscErrorCode transitionApplied(const EventRecord &r) override;
+  PetscErrorCode instantCompleted(PetscInt step, PetscReal t) override;
 
 private:
   PetscErrorCode addQuadrature(PetscReal weight, PetscReal t, Vec u, Mat Su);
@@ -43,8 +44,8 @@ private:
   JumpAlgebra &jumps_;
   std::vector<PetscInt> u0Indices_;
   Mat S_ = nullptr;
-  Vec ru_ = nullptr;
-  std::vector<PetscScalar> q_;                  // Σ quadrature of each integrand
+  Vec ru_ = nullptr, gu_ = nullptr, work_ = nullptr;
+  std::vector<PetscScalar> q_;                  // Σ quadrature of each integrand + measurements
   std::vector<std::vector<PetscScalar>> dq_;    // its sensitivities (N columns)
   JumpIngredients J_;
 };
