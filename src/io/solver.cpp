@@ -99,6 +99,7 @@ PetscErrorCode Solver::solve() {
   jumps_.reset();
   costEval_ = std::make_unique<CostEvaluator>(*dyn_, costs_);
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
+  engine_->setStopTimes(costEval_->measurementTimes());
   if (forward_ || adjoint_) {
     JumpTerms terms;
     PetscCall(terms.setFromOptions(model_.comm()));
