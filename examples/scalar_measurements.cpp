@@ -121,6 +121,7 @@ int main(int argc, char **argv) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  adjoint    dJ/da = %.12f, dJ/dx0 = %.12f\n", (double)solver.adjointGradientP()[0][0],
                             (double)solver.adjointGradientP()[0][1]));
     PetscCall(solver.writeSummaryFromOptions());
+    PetscCall(solver.checkGradientFromOptions());
   }
   PetscCall(PetscFinalize());
   return 0;

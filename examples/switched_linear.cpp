@@ -198,6 +198,7 @@ int main(int argc, char **argv) {
     PetscCall(table("forward sensitivities", solver.forwardGradientP(), solver.forwardGradientU0()));
     PetscCall(table("adjoint gradients", solver.adjointGradientP(), solver.adjointGradientU0()));
     PetscCall(solver.writeSummaryFromOptions());
+    PetscCall(solver.checkGradientFromOptions());
   }
   PetscCall(PetscFinalize());
   return 0;

@@ -4,4 +4,6 @@
 #include "hybridsens/event_log.hpp"
 #include "hybridsens/model.hpp"
 #include "hybridsens/options.hpp"
+#include "hybridsens/objective.hpp"
 #include "hybridsens/solver.hpp"
+#include "hybridsens/verify.hpp"

@@ -50,6 +50,11 @@ public:
   void setInitialStateSensitivities(std::vector<PetscInt> idx) { u0Indices_ = std::move(idx), u0Chosen_ = true; }
   // Compute dJ_k/dp and dJ_k/du0 by the discrete adjoint after the solve (also -hs_adjoint).
   void setAdjoint(bool on) { adjoint_ = on; }
+  bool forwardSensitivities() const { return forward_; }
+  bool adjoint() const { return adjoint_; }
+  // With -hs_check_gradient: verify the gradient (hybridsens/verify.hpp) and print the table;
+  // an error if it fails. Call after solve() and after printing your results.
+  PetscErrorCode checkGradientFromOptions();
 
   // Forward solve from u0(p) at the TS's current time to its max time.
   PetscErrorCode solve();

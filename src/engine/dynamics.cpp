@@ -3,6 +3,7 @@
 #include "util/user_call.hpp"
 
 #include <petsc/private/petscimpl.h>
+#include <petsc/private/tsimpl.h>
 
 #include <algorithm>
 #include <cmath>
@@ -89,8 +90,15 @@ PetscErrorCode Dynamics::setExtraSensitivityColumns(PetscInt extra, TS ts) {
   PetscCall(MatCreateDense(comm(), n, PETSC_DECIDE, N, std::max<PetscInt>(numSensitivityColumns(), 1), nullptr, &Jp_));
   PetscCall(MatZeroEntries(Jp_));
   if (numSensitivityColumns() > 0) {
-    if (!isDAE()) PetscCall(TSSetRHSJacobianP(ts, Jp_, RHSJacobianP, this));
-    else PetscCall(TSSetIJacobianP(ts, Jp_, IJacobianP, this));
+    if (!isDAE()) {
+      PetscCall(TSSetRHSJacobianP(ts, Jp_, RHSJacobianP, this));
+      // TSSetUp aliased ts->Jacp to the RHS matrix once (ts.c:2538); re-alias to the new one.
+      if (ts->Jacp && !ts->ijacobianp) {
+        PetscCall(MatDestroy(&ts->Jacp));
+        PetscCall(PetscObjectReference((PetscObject)Jp_));
+        ts->Jacp = Jp_;
+      }
+    } else PetscCall(TSSetIJacobianP(ts, Jp_, IJacobianP, this));
   }
   PetscFunctionReturn(0);
 }

@@ -7,6 +7,7 @@
 #include "sensitivity/cost_evaluator.hpp"
 #include "sensitivity/forward_sensitivity.hpp"
 #include "util/gather.hpp"
+#include "hybridsens/verify.hpp"
 #include "util/user_call.hpp"
 
 namespace hybridsens {
@@ -83,6 +84,16 @@ PetscErrorCode Solver::setParameters(const std::vector<PetscReal> &p) {
   PetscFunctionReturn(0);
 }
 
+// -log_view stages: one per phase, registered on first use.
+static PetscErrorCode pushStage(const char *name) {
+  PetscLogStage stage;
+  PetscFunctionBeginUser;
+  PetscCall(PetscLogStageGetId(name, &stage));
+  if (stage < 0) PetscCall(PetscLogStageRegister(name, &stage));
+  PetscCall(PetscLogStagePush(stage));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode Solver::solve() {
   PetscReal t0, tf;
   PetscFunctionBeginUser;
@@ -91,8 +102,10 @@ PetscErrorCode Solver::solve() {
   dyn_->mode = model_.initialDiscreteState();
   PetscCall(VecZeroEntries(u0_));
   HS_USER_CALL(model_.comm(), "initialState", model_.initialState(dyn_->context(), u0_));
+  PetscReal dt0;
   PetscCall(TSGetTime(ts_, &t0));
   PetscCall(TSGetMaxTime(ts_, &tf));
+  PetscCall(TSGetTimeStep(ts_, &dt0));
   PetscCall(dyn_->checkFinite(u0_, "initialState", t0, dyn_->mode));
   PetscCall(dyn_->reinitialize(t0, u0_, dyn_->mode, "of the initial state"));
   fwd_.reset();
@@ -106,13 +119,22 @@ PetscErrorCode Solver::solve() {
     PetscCall(defaultInitialStateIndices());
     jumps_ = std::make_unique<JumpAlgebra>(*dyn_, engine_->guards(), *costEval_, terms);
   }
-  if (forward_) {
-    PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
-    fwd_ = std::make_unique<ForwardSensitivity>(*engine_, *costEval_, *jumps_, u0Indices_);
+  if (forward_) PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
+  if (forward_ || !costs_.empty()) {
+    // Forward sensitivities, or (without jumps) just the objective values.
+    fwd_ = std::make_unique<ForwardSensitivity>(*engine_, *costEval_, forward_ ? jumps_.get() : nullptr, u0Indices_);
     PetscCall(fwd_->setUp(t0, u0_));
     engine_->addObserver(fwd_.get());
   }
+  if (!forward_) PetscCall(TSForwardReset(ts_));  // no stale TLM from an earlier forward run
+  PetscCall(pushStage(forward_ ? "hybridsens forward+TLM" : "hybridsens forward"));
   PetscCall(engine_->run(u0_, t0, tf));
+  PetscCall(PetscLogStagePop());
+  objective_.clear();
+  fwdGradP_.clear();
+  fwdGradU0_.clear();
+  adjGradP_.clear();
+  adjGradU0_.clear();
   if (fwd_) {
     ForwardResults res;
     PetscCall(fwd_->finish(res));
@@ -121,22 +143,19 @@ PetscErrorCode Solver::solve() {
     fwdGradU0_ = res.gradientU0;
   }
   if (adjoint_) {
-    PetscLogStage stage;
-    PetscCall(PetscLogStageGetId("hybridsens adjoint", &stage));
-    if (stage < 0) PetscCall(PetscLogStageRegister("hybridsens adjoint", &stage));
-    PetscCall(PetscLogStagePush(stage));
+    PetscCall(pushStage("hybridsens adjoint"));
     AdjointSensitivity adj(*engine_, *costEval_, *jumps_);
     AdjointResults res;
     PetscCall(adj.solve(t0, u0_, u0Indices_, res));
     PetscCall(PetscLogStagePop());
-    objective_ = res.objective;
     adjGradP_ = res.gradientP;
     adjGradU0_ = res.gradientU0;
     // The reverse sweep switched the mode back; the final state's mode is what callers expect.
     dyn_->mode = engine_->trajectory().mode(engine_->trajectory().size() - 1);
   }
-  // Leave the TS at t0 so that another solve() starts from the same initial time.
+  // Leave the TS at t0 with the initial step so that another solve() repeats this one.
   PetscCall(TSSetTime(ts_, t0));
+  PetscCall(TSSetTimeStep(ts_, dt0));
   PetscFunctionReturn(0);
 }
 
@@ -158,6 +177,18 @@ PetscErrorCode Solver::defaultInitialStateIndices() {
   PetscCall(VecDestroy(&mask));
   for (PetscInt i = 0; i < N; ++i)
     if (m[i] != 0) u0Indices_.push_back(i);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Solver::checkGradientFromOptions() {
+  PetscBool check = PETSC_FALSE;
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_check_gradient", &check, nullptr));
+  if (!check) PetscFunctionReturn(0);
+  GradientCheckOptions opt;
+  GradientCheckReport rep;
+  PetscCall(opt.setFromOptions(model_.comm()));
+  PetscCall(checkGradient(*this, opt, rep));
   PetscFunctionReturn(0);
 }
 

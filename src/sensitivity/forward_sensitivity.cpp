@@ -9,7 +9,7 @@
 
 namespace hybridsens {
 
-ForwardSensitivity::ForwardSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra &jumps, std::vector<PetscInt> u0Indices)
+ForwardSensitivity::ForwardSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra *jumps, std::vector<PetscInt> u0Indices)
     : engine_(engine), costs_(costs), jumps_(jumps), u0Indices_(std::move(u0Indices)) {}
 
 ForwardSensitivity::~ForwardSensitivity() {
@@ -17,7 +17,7 @@ ForwardSensitivity::~ForwardSensitivity() {
   VecDestroy(&ru_);
   VecDestroy(&gu_);
   VecDestroy(&work_);
-  jumps_.destroy(J_);
+  if (jumps_) jumps_->destroy(J_);
 }
 
 PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
@@ -26,6 +26,14 @@ PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
   const PetscInt np = dyn.numParameters(), N = dyn.numSensitivityColumns();
   PetscInt n, Ng, lo, hi;
   PetscFunctionBeginUser;
+  q_.assign(costs_.size(), 0.0);
+  if (!ru_) PetscCall(VecDuplicate(u0, &ru_));
+  if (!gu_) PetscCall(VecDuplicate(u0, &gu_));
+  if (!work_) PetscCall(VecDuplicate(u0, &work_));
+  if (!jumps_) {
+    dq_.assign(costs_.size(), {});
+    PetscFunctionReturn(0);
+  }
   PetscCheck(N == np + (PetscInt)u0Indices_.size(), dyn.comm(), PETSC_ERR_PLIB, "sensitivity column count mismatch");
   PetscCall(VecGetLocalSize(u0, &n));
   PetscCall(VecGetSize(u0, &Ng));
@@ -77,10 +85,6 @@ PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
     PetscCall(ISRestoreIndices(alg, &ai));
   }
   PetscCall(TSForwardSetSensitivities(ts, N, S_));
-  if (!ru_) PetscCall(VecDuplicate(u0, &ru_));
-  if (!gu_) PetscCall(VecDuplicate(u0, &gu_));
-  if (!work_) PetscCall(VecDuplicate(u0, &work_));
-  q_.assign(costs_.size(), 0.0);
   dq_.assign(costs_.size(), std::vector<PetscScalar>(N, 0.0));
   PetscFunctionReturn(0);
 }
@@ -95,6 +99,7 @@ PetscErrorCode ForwardSensitivity::addQuadrature(PetscReal weight, PetscReal t, 
   for (size_t k = 0; k < costs_.size(); ++k) {
     if (!costs_.cost(k).hasIntegrand()) continue;
     q_[k] += weight * r[k];
+    if (!Su) continue;
     PetscCall(costs_.integrandGradient(k, t, u, dyn.mode, ru_, rp));
     PetscCall(columnDots(Su, ru_, N, d));
     for (PetscInt j = 0; j < N; ++j) dq_[k][j] += weight * (d[j] + (j < np ? rp[j] : 0.0));
@@ -115,7 +120,9 @@ PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, 
   PetscCall(TSGetType(ts, &type));
   PetscCall(PetscStrcmp(type, TSRK, &isRK));
   PetscCall(TSGetStages(ts, &ns, &Y));
-  PetscCall(TSForwardGetStages(ts, &ns, &SY));
+  std::vector<Mat> noSens(ns + 1, nullptr);
+  if (S_) PetscCall(TSForwardGetStages(ts, &ns, &SY));
+  else SY = noSens.data();
   if (isRK) {
     PetscInt s;
     const PetscReal *b, *c;
@@ -129,15 +136,16 @@ PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, 
     PetscCall(TSThetaGetTheta(ts, &theta));
     PetscCall(TSGetSolution(ts, &X));
     if (theta != 1.0) PetscCall(addQuadrature(h * (1 - theta), tprev, Y[0], SY[0]));
-    PetscCall(addQuadrature(h * theta, t, X, ts->mat_sensip));
+    PetscCall(addQuadrature(h * theta, t, X, S_ ? ts->mat_sensip : nullptr));
   }
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode ForwardSensitivity::transitionApplied(const EventRecord &r) {
   PetscFunctionBeginUser;
-  PetscCall(jumps_.prepare(r, J_));
-  PetscCall(jumps_.forward(r, J_, S_, dq_));
+  if (!jumps_) PetscFunctionReturn(0);  // values only: the objective itself does not jump
+  PetscCall(jumps_->prepare(r, J_));
+  PetscCall(jumps_->forward(r, J_, S_, dq_));
   PetscFunctionReturn(0);
 }
 
@@ -155,6 +163,7 @@ PetscErrorCode ForwardSensitivity::instantCompleted(PetscInt, PetscReal t) {
     PetscCall(VecZeroEntries(gu_));
     PetscCall(costs_.measurementsAt(k, t, X, dyn.mode, &value, gu_, gp, work_));
     q_[k] += value;
+    if (!S_) continue;
     PetscCall(columnDots(S_, gu_, N, d));
     for (PetscInt j = 0; j < N; ++j) dq_[k][j] += d[j] + (j < np ? gp[j] : 0.0);
   }
@@ -171,13 +180,14 @@ PetscErrorCode ForwardSensitivity::finish(ForwardResults &out) {
   PetscCall(VecDuplicate(X, &psiu));
   const PetscReal T = engine_.trajectory().time(engine_.trajectory().size() - 1);
   out.objective.assign(costs_.size(), 0.0);
-  out.gradientP.assign(costs_.size(), std::vector<PetscScalar>(np, 0.0));
-  out.gradientU0.assign(costs_.size(), std::vector<PetscScalar>(u0Indices_.size(), 0.0));
+  out.gradientP.assign(S_ ? costs_.size() : 0, std::vector<PetscScalar>(np, 0.0));
+  out.gradientU0.assign(S_ ? costs_.size() : 0, std::vector<PetscScalar>(u0Indices_.size(), 0.0));
   for (size_t k = 0; k < costs_.size(); ++k) {
     PetscScalar psi;
     PetscCall(costs_.terminal(k, T, X, dyn.mode, &psi));
     PetscCall(costs_.terminalGradient(k, T, X, dyn.mode, psiu, psip));
     out.objective[k] = psi + q_[k];
+    if (!S_) continue;
     std::vector<PetscScalar> d;
     PetscCall(columnDots(S_, psiu, N, d));
     for (PetscInt j = 0; j < N; ++j) {

@@ -20,9 +20,11 @@ struct ForwardResults {
   std::vector<std::vector<PetscScalar>> gradientU0;   // dJ_k/du0_i (chosen components)
 };
 
+// With jumps == nullptr it only evaluates the objective (values of the quadratures and the
+// measurements, no tangent-linear model): what a plain solve or a finite difference needs.
 class ForwardSensitivity : public EngineObserver {
 public:
-  ForwardSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra &jumps, std::vector<PetscInt> u0Indices);
+  ForwardSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra *jumps, std::vector<PetscInt> u0Indices);
   ~ForwardSensitivity() override;
 
   // Before the run: consistent initial sensitivities, registered with TSForward.
@@ -41,7 +43,7 @@ private:
 
   Engine &engine_;
   CostEvaluator &costs_;
-  JumpAlgebra &jumps_;
+  JumpAlgebra *jumps_;
   std::vector<PetscInt> u0Indices_;
   Mat S_ = nullptr;
   Vec ru_ = nullptr, gu_ = nullptr, work_ = nullptr;

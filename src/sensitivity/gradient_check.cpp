@@ -1,0 +1,116 @@
+#include "hybridsens/verify.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hybridsens {
+
+PetscErrorCode GradientCheckOptions::setFromOptions(MPI_Comm comm) {
+  PetscFunctionBeginUser;
+  PetscOptionsBegin(comm, nullptr, "hybridsens gradient check", "hybridsens");
+  PetscCall(PetscOptionsReal("-hs_check_gradient_step", "Relative finite-difference step", "", relativeStep, &relativeStep, nullptr));
+  PetscCall(PetscOptionsReal("-hs_check_gradient_tol", "Tolerance adjoint vs finite differences (relative to the largest entry)", "",
+                             tolerance, &tolerance, nullptr));
+  PetscOptionsEnd();
+  PetscFunctionReturn(0);
+}
+
+static PetscReal maxAbs(const std::vector<std::vector<PetscScalar>> &g) {
+  PetscReal m = 0;
+  for (auto &row : g)
+    for (auto v : row) m = std::max(m, (PetscReal)std::fabs(v));
+  return m;
+}
+
+static PetscReal maxDiff(const std::vector<std::vector<PetscScalar>> &a, const std::vector<std::vector<PetscScalar>> &b) {
+  PetscReal m = 0;
+  for (size_t k = 0; k < a.size(); ++k)
+    for (size_t j = 0; j < a[k].size(); ++j) m = std::max(m, (PetscReal)std::fabs(a[k][j] - b[k][j]));
+  return m;
+}
+
+PetscErrorCode checkGradient(Solver &solver, const GradientCheckOptions &opt, GradientCheckReport &rep) {
+  MPI_Comm comm = PetscObjectComm((PetscObject)solver.ts());
+  const std::vector<PetscReal> p0 = solver.parameters();
+  const size_t np = p0.size();
+  PetscFunctionBeginUser;
+  PetscCheck(np > 0, comm, PETSC_ERR_ARG_WRONGSTATE, "gradient check: the model has no parameters");
+  const bool wasForward = solver.forwardSensitivities(), wasAdjoint = solver.adjoint();
+  // Reference: forward and adjoint on the same trajectory.
+  solver.setForwardSensitivities(true);
+  solver.setAdjoint(true);
+  PetscCall(solver.solve());
+  const std::vector<PetscScalar> J0 = solver.objective();
+  PetscCheck(!J0.empty(), comm, PETSC_ERR_ARG_WRONGSTATE, "gradient check: no cost function (Solver::addCost)");
+  rep.adjoint = solver.adjointGradientP();
+  rep.forward = solver.forwardGradientP();
+  const size_t ncost = J0.size();
+  // Finite differences and the Taylor test use objective values only.
+  solver.setForwardSensitivities(false);
+  solver.setAdjoint(false);
+  auto objectiveAt = [&](const std::vector<PetscReal> &p, std::vector<PetscScalar> &J) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    PetscCall(solver.setParameters(p));
+    PetscCall(solver.solve());
+    J = solver.objective();
+    PetscFunctionReturn(0);
+  };
+  rep.finiteDifference.assign(ncost, std::vector<PetscScalar>(np, 0.0));
+  for (size_t j = 0; j < np; ++j) {
+    const PetscReal h = opt.relativeStep * std::max<PetscReal>(std::fabs(p0[j]), 1e-2);
+    std::vector<PetscReal> pp = p0, pm = p0;
+    std::vector<PetscScalar> Jp, Jm;
+    pp[j] += h;
+    pm[j] -= h;
+    PetscCall(objectiveAt(pp, Jp));
+    PetscCall(objectiveAt(pm, Jm));
+    for (size_t k = 0; k < ncost; ++k) rep.finiteDifference[k][j] = (Jp[k] - Jm[k]) / (2 * h);
+  }
+  // Taylor test on cost 0 along the normalized adjoint gradient: |J(p+εv) − J(p) − ε g·v| ~ ε².
+  std::vector<PetscReal> v(np);
+  PetscReal nv = 0, gv = 0, pscale = 0;
+  for (size_t j = 0; j < np; ++j) nv += rep.adjoint[0][j] * rep.adjoint[0][j], pscale = std::max(pscale, (PetscReal)std::fabs(p0[j]));
+  nv = std::sqrt(nv);
+  for (size_t j = 0; j < np; ++j) v[j] = nv > 0 ? rep.adjoint[0][j] / nv : 1.0 / std::sqrt((PetscReal)np), gv += rep.adjoint[0][j] * v[j];
+  rep.taylorRemainders.clear();
+  rep.taylorSteps.clear();
+  for (int i = 0; i < 4; ++i) {
+    const PetscReal eps = 1e-2 * std::max<PetscReal>(pscale, 1e-2) / std::pow(2.0, i);
+    std::vector<PetscReal> pe = p0;
+    std::vector<PetscScalar> Je;
+    for (size_t j = 0; j < np; ++j) pe[j] += eps * v[j];
+    PetscCall(objectiveAt(pe, Je));
+    rep.taylorSteps.push_back(eps);
+    rep.taylorRemainders.push_back(std::fabs(Je[0] - J0[0] - eps * gv));
+  }
+  PetscCall(solver.setParameters(p0));
+  solver.setForwardSensitivities(wasForward);
+  solver.setAdjoint(wasAdjoint);
+  const size_t nt = rep.taylorRemainders.size();
+  rep.taylorOrder = std::log2(rep.taylorRemainders[nt - 2] / rep.taylorRemainders[nt - 1]);
+  const PetscReal scale = std::max<PetscReal>(std::max(maxAbs(rep.adjoint), maxAbs(rep.finiteDifference)), 1e-300);
+  rep.adjointVsForward = maxDiff(rep.adjoint, rep.forward) / scale;
+  rep.adjointVsFD = maxDiff(rep.adjoint, rep.finiteDifference) / scale;
+  // A remainder already at round-off of J cannot show its order.
+  const bool taylorAtRoundoff = rep.taylorRemainders[nt - 1] < 1e-12 * std::max<PetscReal>(std::fabs(J0[0]), 1.0);
+  const bool taylorOk = taylorAtRoundoff || rep.taylorOrder > 1.8;
+  rep.passed = rep.adjointVsForward <= opt.consistencyTol && rep.adjointVsFD <= opt.tolerance && taylorOk;
+
+  PetscCall(PetscPrintf(comm, "hybridsens gradient check (%zu costs, %zu parameters)\n  %-4s %-5s %22s %22s %22s\n", ncost, np, "cost",
+                        "param", "adjoint", "forward", "central FD"));
+  for (size_t k = 0; k < ncost; ++k)
+    for (size_t j = 0; j < np; ++j)
+      PetscCall(PetscPrintf(comm, "  %-4zu %-5zu %22.14e %22.14e %22.14e\n", k, j, (double)rep.adjoint[k][j], (double)rep.forward[k][j],
+                            (double)rep.finiteDifference[k][j]));
+  PetscCall(PetscPrintf(comm, "  Taylor remainders (cost 0, along the gradient):"));
+  for (size_t i = 0; i < nt; ++i) PetscCall(PetscPrintf(comm, " %.3e", (double)rep.taylorRemainders[i]));
+  PetscCall(PetscPrintf(comm, "\n  adjoint vs forward %.2e (tol %.0e), adjoint vs FD %.2e (tol %.0e), Taylor order %.2f%s: %s\n",
+                        (double)rep.adjointVsForward, (double)opt.consistencyTol, (double)rep.adjointVsFD, (double)opt.tolerance,
+                        (double)rep.taylorOrder, taylorAtRoundoff ? " (at round-off)" : "", rep.passed ? "PASSED" : "FAILED"));
+  PetscCheck(rep.passed, comm, PETSC_ERR_NOT_CONVERGED,
+             "Gradient check FAILED: adjoint vs forward %.2e, adjoint vs finite differences %.2e, Taylor order %.2f", (double)rep.adjointVsForward,
+             (double)rep.adjointVsFD, (double)rep.taylorOrder);
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens
