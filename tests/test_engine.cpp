@@ -1,6 +1,7 @@
 // Engine behaviour on small models with known answers: direction filtering, exact and
 // simultaneous time events, and every error case (grazing, Zeno, NaN, location failure,
 // DAE reinitialization failure, size mismatch).
+#include "small_model.hpp"
 #include "test_support.hpp"
 
 #include <hybridsens/hybridsens.hpp>
@@ -12,57 +13,9 @@ using namespace hybridsens;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
 
+using hstest::SmallModel;
+
 namespace {
-
-// A small serial model: everything lives on rank 0 of PETSC_COMM_WORLD.
-class SmallModel : public HybridModel {
-public:
-  explicit SmallModel(PetscInt n) : n_(n) { MPI_Comm_rank(PETSC_COMM_WORLD, &rank_); }
-  PetscInt localSize() const override { return rank_ == 0 ? n_ : 0; }
-  DiscreteState initialDiscreteState() const override { return {0}; }
-
-  std::function<void(PetscReal, const PetscScalar *, PetscScalar *, const ModeContext &)> f;
-  std::function<void(PetscReal, const PetscScalar *, PetscScalar *, const ModeContext &)> dfdu;  // row-major n×n
-  std::vector<PetscReal> x0;
-
-  PetscErrorCode initialState(const ModeContext &, Vec u0) const override {
-    PetscFunctionBeginUser;
-    if (rank_ == 0)
-      for (PetscInt i = 0; i < n_; ++i) PetscCall(VecSetValue(u0, i, x0[i], INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(u0));
-    PetscCall(VecAssemblyEnd(u0));
-    PetscFunctionReturn(0);
-  }
-  PetscErrorCode rhs(PetscReal t, Vec u, const ModeContext &c, Vec fv) const override {
-    const PetscScalar *x;
-    PetscScalar *y;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetArrayRead(u, &x));
-    PetscCall(VecGetArray(fv, &y));
-    if (rank_ == 0) f(t, x, y, c);
-    PetscCall(VecRestoreArray(fv, &y));
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
-  }
-  PetscErrorCode rhsJacobian(PetscReal t, Vec u, const ModeContext &c, Mat J) const override {
-    const PetscScalar *x;
-    std::vector<PetscScalar> a(n_ * n_, 0.0);
-    std::vector<PetscInt> idx(n_);
-    PetscFunctionBeginUser;
-    for (PetscInt i = 0; i < n_; ++i) idx[i] = i;
-    PetscCall(VecGetArrayRead(u, &x));
-    if (rank_ == 0) {
-      dfdu(t, x, a.data(), c);
-      PetscCall(MatSetValues(J, n_, idx.data(), n_, idx.data(), a.data(), INSERT_VALUES));
-    }
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
-  }
-
-protected:
-  PetscInt n_;
-  PetscMPIInt rank_ = 0;
-};
 
 // x1 = sin t (x1' = x2, x2' = -x1) with one guard on x1 in a chosen direction; every firing
 // bumps d[0] and leaves the guard active.

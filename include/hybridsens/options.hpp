@@ -16,6 +16,7 @@ struct EngineOptions {
   PetscInt maxLocationIterations = 100;
   PetscBool monitor = PETSC_FALSE;   // -hs_monitor: print events as they happen
   std::string summaryFile;           // -hs_summary FILE: JSON summary
+  std::string trajectoryDir;         // -hs_trajectory_dir DIR: keep the trajectory on disk
 
   // Read -hs_* options (with an optional extra prefix) into this struct.
   PetscErrorCode setFromOptions(MPI_Comm comm, const char *prefix = nullptr);

@@ -279,6 +279,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   tf_ = tf;
   log_.clear();
   traj_.clear();
+  PetscCall(traj_.useDisk(dyn_.comm(), opt_.trajectoryDir, u0));
   stats_ = EngineStats();
   PetscCall(buildStops(t0, tf));
 

@@ -12,13 +12,20 @@
 
 #include <petscts.h>
 
+#include <string>
 #include <vector>
 
 namespace hybridsens {
 
 class TrajectoryStore {
 public:
-  ~TrajectoryStore() { clear(); }
+  ~TrajectoryStore() {
+    clear();
+    VecDestroy(&diskState_);
+  }
+  // Keep states and stages in files under dir (one PETSc binary file per step) instead of in
+  // memory; times and modes stay in memory. Binary I/O: the reverse sweep is bit-identical.
+  PetscErrorCode useDisk(MPI_Comm comm, const std::string &dir, Vec layout);
   void clear();
   // Record the step that ended at `time` with state U (U⁻ at an event) and the stages in ts.
   PetscErrorCode record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U, const DiscreteState &mode);
@@ -28,7 +35,9 @@ public:
   PetscInt size() const { return (PetscInt)entries_.size(); }
   PetscReal time(PetscInt step) const { return entries_[step].time; }
   const DiscreteState &mode(PetscInt step) const { return entries_[step].mode; }
-  Vec state(PetscInt step) const { return entries_[step].U; }
+  // The stored state of `step` (for a disk store: read into a scratch vector, valid until the
+  // next call).
+  PetscErrorCode state(PetscInt step, Vec *out) const;
 
 private:
   struct Entry {
@@ -37,7 +46,11 @@ private:
     std::vector<Vec> stages;
     DiscreteState mode;
   };
+  std::string fileName(PetscInt step) const;
   std::vector<Entry> entries_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::string dir_;  // empty: memory
+  Vec diskState_ = nullptr;  // scratch for state(step) on disk
 };
 
 } // namespace hybridsens

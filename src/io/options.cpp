@@ -16,6 +16,9 @@ PetscErrorCode EngineOptions::setFromOptions(MPI_Comm comm, const char *prefix) 
   PetscCall(PetscOptionsBool("-hs_monitor", "Print events as they happen", "", monitor, &monitor, nullptr));
   PetscCall(PetscOptionsString("-hs_summary", "Write a JSON summary to this file", "", file, file, sizeof(file), &flg));
   if (flg) summaryFile = file;
+  char dir[PETSC_MAX_PATH_LEN] = "";
+  PetscCall(PetscOptionsString("-hs_trajectory_dir", "Keep the trajectory on disk in this directory (long runs)", "", dir, dir, sizeof(dir), &flg));
+  if (flg) trajectoryDir = dir;
   PetscOptionsEnd();
   PetscCheck(eventTol > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-hs_event_tol must be positive");
   PetscCheck(maxEvents >= 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "-hs_max_events must be non-negative");

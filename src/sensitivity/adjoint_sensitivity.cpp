@@ -189,7 +189,8 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   // the mode after them; their λ jump comes before the transitions are undone.
   auto addMeasurements = [&](PetscInt n) -> PetscErrorCode {
     PetscFunctionBeginUser;
-    Vec u = n == M ? X : traj.state(n);
+    Vec u = X;
+    if (n < M) PetscCall(traj.state(n, &u));
     DiscreteState d = n == M ? engine_.dynamics().mode : traj.mode(n);
     if (n < M && e >= 0 && events[e].step == n) u = events[e].uplus, d = events[e].after;
     for (size_t k = 0; k < ncost; ++k)
