@@ -76,6 +76,24 @@ public:
   }
 
 protected:
+  // A guard on the first state component, g = x[0] - level, written on rank 0 (gradient e_0).
+  PetscErrorCode firstComponentGuard(Vec u, PetscReal level, PetscScalar *g) const {
+    const PetscScalar *x;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetArrayRead(u, &x));
+    if (rank_ == 0) g[0] = x[0] - level;
+    PetscCall(VecRestoreArrayRead(u, &x));
+    PetscFunctionReturn(0);
+  }
+  PetscErrorCode firstComponentGradient(Vec gu, PetscScalar *gt) const {
+    PetscFunctionBeginUser;
+    if (rank_ == 0) PetscCall(VecSetValue(gu, 0, 1.0, INSERT_VALUES));
+    PetscCall(VecAssemblyBegin(gu));
+    PetscCall(VecAssemblyEnd(gu));
+    *gt = 0;
+    PetscFunctionReturn(0);
+  }
+
   PetscInt n_;
   PetscMPIInt rank_ = 0;
 };

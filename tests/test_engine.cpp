@@ -29,20 +29,10 @@ public:
   PetscInt numGuards() const override { return 1; }
   GuardInfo guardInfo(PetscInt) const override { return {"x1_level", dir_}; }
   PetscErrorCode guards(PetscReal, Vec u, const ModeContext &, PetscScalar *g) const override {
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetArrayRead(u, &x));
-    if (rank_ == 0) g[0] = x[0] - level_;
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
+    return firstComponentGuard(u, level_, g);
   }
   PetscErrorCode guardGradient(PetscInt, PetscReal, Vec, const ModeContext &, Vec gu, PetscScalar *gt, PetscScalar *) const override {
-    PetscFunctionBeginUser;
-    if (rank_ == 0) PetscCall(VecSetValue(gu, 0, 1.0, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(gu));
-    PetscCall(VecAssemblyEnd(gu));
-    *gt = 0;
-    PetscFunctionReturn(0);
+    return firstComponentGradient(gu, gt);
   }
   PetscErrorCode transition(const EventId &, PetscReal, Vec, DiscreteState &d) const override {
     d[0] += 1;
@@ -182,20 +172,10 @@ public:
   PetscInt numGuards() const override { return 1; }
   GuardInfo guardInfo(PetscInt) const override { return {"apex", Direction::Rising}; }
   PetscErrorCode guards(PetscReal, Vec u, const ModeContext &, PetscScalar *g) const override {
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetArrayRead(u, &x));
-    if (rank_ == 0) g[0] = x[0] - (0.5 - delta_);
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
+    return firstComponentGuard(u, 0.5 - delta_, g);
   }
   PetscErrorCode guardGradient(PetscInt, PetscReal, Vec, const ModeContext &, Vec gu, PetscScalar *gt, PetscScalar *) const override {
-    PetscFunctionBeginUser;
-    if (rank_ == 0) PetscCall(VecSetValue(gu, 0, 1.0, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(gu));
-    PetscCall(VecAssemblyEnd(gu));
-    *gt = 0;
-    PetscFunctionReturn(0);
+    return firstComponentGradient(gu, gt);
   }
   PetscErrorCode transition(const EventId &, PetscReal, Vec, DiscreteState &d) const override {
     d[0] = 1;
@@ -235,20 +215,10 @@ public:
   PetscInt numGuards() const override { return 1; }
   GuardInfo guardInfo(PetscInt) const override { return {"impact", Direction::Falling}; }
   PetscErrorCode guards(PetscReal, Vec u, const ModeContext &, PetscScalar *g) const override {
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetArrayRead(u, &x));
-    if (rank_ == 0) g[0] = x[0];
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
+    return firstComponentGuard(u, 0.0, g);
   }
   PetscErrorCode guardGradient(PetscInt, PetscReal, Vec, const ModeContext &, Vec gu, PetscScalar *gt, PetscScalar *) const override {
-    PetscFunctionBeginUser;
-    if (rank_ == 0) PetscCall(VecSetValue(gu, 0, 1.0, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(gu));
-    PetscCall(VecAssemblyEnd(gu));
-    *gt = 0;
-    PetscFunctionReturn(0);
+    return firstComponentGradient(gu, gt);
   }
   bool hasReset(const EventId &) const override { return true; }
   PetscErrorCode reset(const EventId &, PetscReal, Vec um, const ModeContext &, Vec up) const override {
