@@ -47,58 +47,50 @@ PetscErrorCode JumpAlgebra::applyPhiU(const EventRecord &r, Vec v, Vec out) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode JumpAlgebra::applyPhiUT(const EventRecord &r, Vec w, Vec out) {
+// R_p of the user's reset (if any) into Rp_ and, for a DAE, g⁺_p into the dynamics' ∂f/∂p
+// (its algebraic rows); both sweeps need them.
+PetscErrorCode JumpAlgebra::parameterJacobians(const EventRecord &r) {
   const auto &model = dyn_.model();
-  PetscFunctionBeginUser;
-  if (dyn_.isDAE()) {
-    PetscCall(dyn_.consistencySolve(w, w1_, true));
-    PetscCall(dyn_.zeroAlgebraic(w1_));
-  } else PetscCall(VecCopy(w, w1_));
-  if (terms_.reset && model.hasReset(r.id))
-    HS_USER_CALL(dyn_.comm(), "resetJacobianTransposeAction",
-                 model.resetJacobianTransposeAction(r.id, r.time, r.uminus, dyn_.context(r.before), w1_, out));
-  else PetscCall(VecCopy(w1_, out));
-  PetscCall(dyn_.checkFinite(out, "resetJacobianTransposeAction", r.time, r.before));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode JumpAlgebra::phiP(const EventRecord &r) {
-  const auto &model = dyn_.model();
-  const PetscInt np = dyn_.numParameters();
   PetscFunctionBeginUser;
   if (!Rp_) {
     PetscCall(MatDuplicate(dyn_.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &Rp_));
     PetscCall(MatDuplicate(dyn_.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &phiP_));
   }
-  PetscCall(MatZeroEntries(Rp_));
-  PetscCall(MatZeroEntries(phiP_));
-  if (terms_.reset && model.hasReset(r.id)) {
+  hasRp_ = terms_.reset && model.hasReset(r.id) && dyn_.numParameters() > 0;
+  if (hasRp_) {
+    PetscCall(MatZeroEntries(Rp_));
     HS_USER_CALL(dyn_.comm(), "resetJacobianP", model.resetJacobianP(r.id, r.time, r.uminus, dyn_.context(r.before), Rp_));
     PetscCall(MatAssemblyBegin(Rp_, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(Rp_, MAT_FINAL_ASSEMBLY));
   }
-  if (dyn_.isDAE() && np > 0) PetscCall(dyn_.rhsJacobianP(r.time, r.uplus, r.after));  // g⁺_p in the algebraic rows
+  if (dyn_.isDAE() && dyn_.numParameters() > 0) PetscCall(dyn_.rhsJacobianP(r.time, r.uplus, r.after));
+  PetscFunctionReturn(0);
+}
+
+// Φ_p = A⁺⁻¹(P_x R_p − P_y g⁺_p), column by column (forward sweep only: the adjoint needs
+// just Φ_pᵀλ, which it gets from one transposed solve).
+PetscErrorCode JumpAlgebra::phiP() {
+  const PetscInt np = dyn_.numParameters();
+  PetscFunctionBeginUser;
+  PetscCall(MatZeroEntries(phiP_));
   for (PetscInt j = 0; j < np; ++j) {
     Vec col, out;
-    PetscCall(MatDenseGetColumnVec(Rp_, j, &col));
-    PetscCall(VecCopy(col, w1_));
-    PetscCall(MatDenseRestoreColumnVec(Rp_, j, &col));
+    if (hasRp_) {
+      PetscCall(MatDenseGetColumnVecRead(Rp_, j, &col));
+      PetscCall(VecCopy(col, w1_));
+      PetscCall(MatDenseRestoreColumnVecRead(Rp_, j, &col));
+    } else PetscCall(VecZeroEntries(w1_));
+    PetscCall(MatDenseGetColumnVec(phiP_, j, &out));
     if (dyn_.isDAE()) {
-      Vec gp;
       PetscCall(dyn_.zeroAlgebraic(w1_));
-      PetscCall(MatDenseGetColumnVec(dyn_.parameterJacobian(), j, &gp));
-      PetscCall(VecCopy(gp, w2_));
-      PetscCall(MatDenseRestoreColumnVec(dyn_.parameterJacobian(), j, &gp));
+      PetscCall(MatDenseGetColumnVecRead(dyn_.parameterJacobian(), j, &col));
+      PetscCall(VecCopy(col, w2_));
+      PetscCall(MatDenseRestoreColumnVecRead(dyn_.parameterJacobian(), j, &col));
       PetscCall(dyn_.zeroDifferential(w2_));
       PetscCall(VecAXPY(w1_, -1.0, w2_));
-      PetscCall(MatDenseGetColumnVec(phiP_, j, &out));
       PetscCall(dyn_.consistencySolve(w1_, out, false));
-      PetscCall(MatDenseRestoreColumnVec(phiP_, j, &out));
-    } else {
-      PetscCall(MatDenseGetColumnVec(phiP_, j, &out));
-      PetscCall(VecCopy(w1_, out));
-      PetscCall(MatDenseRestoreColumnVec(phiP_, j, &out));
-    }
+    } else PetscCall(VecCopy(w1_, out));
+    PetscCall(MatDenseRestoreColumnVec(phiP_, j, &out));
   }
   PetscFunctionReturn(0);
 }
@@ -120,7 +112,7 @@ PetscErrorCode JumpAlgebra::phiT(const EventRecord &r, Vec out) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, JumpIngredients &J) {
+PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, JumpIngredients &J, bool forwardSweep) {
   PetscFunctionBeginUser;
   if (!w1_) {
     PetscCall(VecDuplicate(r.uminus, &w1_));
@@ -130,7 +122,8 @@ PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, JumpIngredients &J) {
   J.stateEvent = r.id.kind == EventId::Guard;
   // The composite reset is differentiated at (τ, u⁺, d⁺) for its algebraic part.
   if (dyn_.isDAE()) PetscCall(dyn_.setConsistencyPoint(r.time, r.uplus, r.after));
-  PetscCall(phiP(r));
+  PetscCall(parameterJacobians(r));
+  if (forwardSweep) PetscCall(phiP());
   PetscCall(VecDuplicate(r.uminus, &J.c));
   Vec tmp;
   PetscCall(VecDuplicate(r.uminus, &tmp));
@@ -190,16 +183,32 @@ PetscErrorCode JumpAlgebra::forward(const EventRecord &r, const JumpIngredients 
 }
 
 PetscErrorCode JumpAlgebra::adjoint(const EventRecord &r, const JumpIngredients &J, size_t k, Vec lambda, std::vector<PetscScalar> &mu) {
+  const auto &model = dyn_.model();
   const PetscInt np = dyn_.numParameters();
   PetscScalar cl;
+  std::vector<PetscScalar> d;
   PetscFunctionBeginUser;
   PetscCall(VecDot(J.c, lambda, &cl));
   const PetscScalar s = terms_.eventTime ? cl + J.cq[k] : 0.0;
-  std::vector<PetscScalar> d;
-  PetscCall(columnDots(phiP_, lambda, np, d));
-  for (PetscInt j = 0; j < np; ++j) mu[j] += d[j];
-  PetscCall(applyPhiUT(r, lambda, w2_));
-  PetscCall(VecCopy(w2_, lambda));
+  // w = A⁺⁻ᵀλ (λ for an ODE): Φ_uᵀλ = R_uᵀ P_x w and Φ_pᵀλ = R_pᵀ P_x w − g⁺_pᵀ P_y w.
+  if (dyn_.isDAE()) PetscCall(dyn_.consistencySolve(lambda, w2_, true));
+  else PetscCall(VecCopy(lambda, w2_));
+  if (dyn_.isDAE() && np) {
+    PetscCall(VecCopy(w2_, w1_));
+    PetscCall(dyn_.zeroDifferential(w1_));
+    PetscCall(columnDots(dyn_.parameterJacobian(), w1_, np, d));
+    for (PetscInt j = 0; j < np; ++j) mu[j] -= d[j];
+  }
+  PetscCall(dyn_.zeroAlgebraic(w2_));
+  if (hasRp_) {
+    PetscCall(columnDots(Rp_, w2_, np, d));
+    for (PetscInt j = 0; j < np; ++j) mu[j] += d[j];
+  }
+  if (terms_.reset && model.hasReset(r.id)) {
+    HS_USER_CALL(dyn_.comm(), "resetJacobianTransposeAction",
+                 model.resetJacobianTransposeAction(r.id, r.time, r.uminus, dyn_.context(r.before), w2_, lambda));
+    PetscCall(dyn_.checkFinite(lambda, "resetJacobianTransposeAction", r.time, r.before));
+  } else PetscCall(VecCopy(w2_, lambda));
   if (J.stateEvent) {
     const PetscScalar w = s / J.D;
     PetscCall(VecAXPY(lambda, -w, J.guard.gu));

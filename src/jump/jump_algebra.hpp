@@ -45,7 +45,8 @@ public:
   ~JumpAlgebra();
 
   // Everything the jump of record r needs; leaves the consistency matrix at (τ, u⁺, d⁺).
-  PetscErrorCode prepare(const EventRecord &r, JumpIngredients &J);
+  // forwardSweep: also build Φ_p column by column (the adjoint only needs Φ_pᵀλ).
+  PetscErrorCode prepare(const EventRecord &r, JumpIngredients &J, bool forwardSweep);
   // Forward jump applied to the dense sensitivity matrix S (N columns: np parameters, then
   // initial-state columns) and to the integral sensitivities dq[k][j].
   PetscErrorCode forward(const EventRecord &r, const JumpIngredients &J, Mat S, std::vector<std::vector<PetscScalar>> &dq);
@@ -55,8 +56,8 @@ public:
 
 private:
   PetscErrorCode applyPhiU(const EventRecord &r, Vec v, Vec out);   // Φ_u v
-  PetscErrorCode applyPhiUT(const EventRecord &r, Vec w, Vec out);  // Φ_uᵀ w
-  PetscErrorCode phiP(const EventRecord &r);                        // Φ_p into phiP_ (n × N)
+  PetscErrorCode parameterJacobians(const EventRecord &r);         // R_p into Rp_, g⁺_p (DAE)
+  PetscErrorCode phiP();                                            // Φ_p into phiP_ (n × N)
   PetscErrorCode phiT(const EventRecord &r, Vec out);               // Φ_t
 
   Dynamics &dyn_;
@@ -65,6 +66,7 @@ private:
   JumpTerms terms_;
   Vec w1_ = nullptr, w2_ = nullptr;
   Mat Rp_ = nullptr, phiP_ = nullptr;
+  bool hasRp_ = false;
 };
 
 } // namespace hybridsens

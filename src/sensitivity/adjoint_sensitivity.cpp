@@ -103,17 +103,19 @@ PetscErrorCode AdjointSensitivity::QuadratureJacobianP(TS, PetscReal t, Vec u, M
   auto *self = static_cast<AdjointSensitivity *>(ctx);
   Dynamics &dyn = self->engine_.dynamics();
   const PetscInt np = dyn.numParameters();
-  PetscInt lo, hi;
+  PetscInt lo, hi, lda;
+  PetscScalar *a;
   std::vector<PetscScalar> rp;
   PetscFunctionBeginUser;
   PetscCall(MatGetOwnershipRange(A, &lo, &hi));
-  PetscCall(MatZeroEntries(A));
+  PetscCall(MatDenseGetLDA(A, &lda));
+  PetscCall(MatDenseGetArrayWrite(A, &a));  // one array access, not one lookup per entry
   for (size_t k = 0; k < self->costs_.size(); ++k) {
+    for (PetscInt i = lo; i < hi; ++i) a[(i - lo) + (PetscInt)k * lda] = 0;
     PetscCall(self->costs_.integrandGradient(k, t, u, dyn.mode, self->ru_, rp));
-    for (PetscInt j = std::max<PetscInt>(lo, 0); j < std::min(hi, np); ++j) PetscCall(MatSetValue(A, j, (PetscInt)k, rp[j], INSERT_VALUES));
+    for (PetscInt j = std::max<PetscInt>(lo, 0); j < std::min(hi, np); ++j) a[(j - lo) + (PetscInt)k * lda] = rp[j];
   }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatDenseRestoreArrayWrite(A, &a));
   PetscFunctionReturn(0);
 }
 
@@ -204,7 +206,7 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     PetscCall(addMeasurements(n));
     // Transitions at the end of step n, undone in reverse order of application.
     for (; e >= 0 && events[e].step == n; --e) {
-      PetscCall(jumps_.prepare(events[e], J));
+      PetscCall(jumps_.prepare(events[e], J, false));
       for (size_t k = 0; k < ncost; ++k) PetscCall(jumps_.adjoint(events[e], J, k, lambda_[k], muExtra[k]));
     }
     dyn.mode = traj.mode(n);

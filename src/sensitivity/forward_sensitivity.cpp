@@ -144,7 +144,7 @@ PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, 
 PetscErrorCode ForwardSensitivity::transitionApplied(const EventRecord &r) {
   PetscFunctionBeginUser;
   if (!jumps_) PetscFunctionReturn(0);  // values only: the objective itself does not jump
-  PetscCall(jumps_->prepare(r, J_));
+  PetscCall(jumps_->prepare(r, J_, true));
   PetscCall(jumps_->forward(r, J_, S_, dq_));
   PetscFunctionReturn(0);
 }
