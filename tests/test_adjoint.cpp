@@ -195,3 +195,19 @@ TEST(AdjointRefuses, LaggedJacobians) {
   EXPECT_NE(s.solve(), 0);
   EXPECT_NE(err.message().find("lag"), std::string::npos) << err.message();
 }
+
+TEST(Adjoint, FinalStateIsKeptAfterTheReverseSweep) {
+  KickedDecay model;
+  Cost J({0.5}, true, true);
+  PetscScalar x[2];
+  for (int adj = 0; adj < 2; ++adj) {
+    Solver s(model);
+    s.addCost(J);
+    ScopedOptions o("-ts_adapt_type none");
+    ASSERT_EQ(configure(s, TSCN, 0.01), 0);
+    s.setAdjoint(adj);
+    ASSERT_EQ(s.solve(), 0);
+    ASSERT_EQ(VecSum(s.finalState(), &x[adj]), 0);
+  }
+  EXPECT_EQ(x[0], x[1]);
+}

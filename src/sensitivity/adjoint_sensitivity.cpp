@@ -155,6 +155,11 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   PetscCall(checkConfiguration());
   PetscCall(teardown());
   PetscCall(TSGetSolution(ts, &X));
+  // The sweep loads every stored step into the solution vector; callers expect u(T) after.
+  Vec finalState;
+  PetscCall(VecDuplicate(X, &finalState));
+  PetscCall(VecCopy(X, finalState));
+  X = finalState;
   const PetscInt M = traj.size() - 1;
   const PetscReal T = traj.time(M);
 
@@ -279,6 +284,10 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   }
   PetscCall(VecDestroy(&w));
   PetscCall(MatDestroy(&du0dp));
+  Vec sol;
+  PetscCall(TSGetSolution(ts, &sol));
+  PetscCall(VecCopy(finalState, sol));
+  PetscCall(VecDestroy(&finalState));
   // Leave the TS ready for another forward solve.
   PetscCall(TSAdjointReset(ts));
   PetscCall(TSDestroy(&ts->quadraturets));
