@@ -211,3 +211,18 @@ TEST(Adjoint, FinalStateIsKeptAfterTheReverseSweep) {
   }
   EXPECT_EQ(x[0], x[1]);
 }
+
+// The forward sweep shares the configuration check: its quadrature and jumps assume endpoint
+// stages, so midpoint theta would give wrong integral sensitivities silently.
+TEST(ForwardRefuses, MidpointTheta) {
+  KickedDecay model;
+  Cost J({}, false, true);
+  Solver s(model);
+  s.addCost(J);
+  ScopedOptions o("-ts_adapt_type none -ts_theta_theta 0.6");
+  ASSERT_EQ(configure(s, TSTHETA, 0.01), 0);
+  s.setForwardSensitivities(true);
+  ErrorCapture err;
+  EXPECT_NE(s.solve(), 0);
+  EXPECT_NE(err.message().find("midpoint"), std::string::npos) << err.message();
+}

@@ -4,6 +4,7 @@
 #include "engine/engine.hpp"
 #include "jump/jump_algebra.hpp"
 #include "sensitivity/adjoint_sensitivity.hpp"
+#include "sensitivity/configuration.hpp"
 #include "sensitivity/cost_evaluator.hpp"
 #include "sensitivity/forward_sensitivity.hpp"
 #include "util/gather.hpp"
@@ -119,7 +120,10 @@ PetscErrorCode Solver::solve() {
     PetscCall(defaultInitialStateIndices());
     jumps_ = std::make_unique<JumpAlgebra>(*dyn_, engine_->guards(), *costEval_, terms);
   }
-  if (forward_) PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
+  if (forward_) {
+    PetscCall(checkSensitivityConfiguration(ts_, *dyn_, false));
+    PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
+  }
   if (forward_ || !costs_.empty()) {
     // Forward sensitivities, or (without jumps) just the objective values.
     fwd_ = std::make_unique<ForwardSensitivity>(*engine_, *costEval_, forward_ ? jumps_.get() : nullptr, u0Indices_);

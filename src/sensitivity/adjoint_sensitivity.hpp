@@ -32,7 +32,6 @@ private:
   static PetscErrorCode QuadratureRHS(TS, PetscReal, Vec, Vec, void *);
   static PetscErrorCode QuadratureJacobian(TS, PetscReal, Vec, Mat, Mat, void *);
   static PetscErrorCode QuadratureJacobianP(TS, PetscReal, Vec, Mat, void *);
-  PetscErrorCode checkConfiguration();
   PetscErrorCode setUpQuadrature();
   PetscErrorCode teardown();
 

@@ -120,22 +120,21 @@ PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, 
   PetscCall(TSGetType(ts, &type));
   PetscCall(PetscStrcmp(type, TSRK, &isRK));
   PetscCall(TSGetStages(ts, &ns, &Y));
-  std::vector<Mat> noSens(ns + 1, nullptr);
+  SY = nullptr;  // values only: no stage sensitivities
   if (S_) PetscCall(TSForwardGetStages(ts, &ns, &SY));
-  else SY = noSens.data();
   if (isRK) {
     PetscInt s;
     const PetscReal *b, *c;
     PetscCall(TSRKGetTableau(ts, &s, nullptr, &b, &c, nullptr, nullptr, nullptr, nullptr));
     for (PetscInt i = 0; i < s; ++i)
-      if (b[i] != 0) PetscCall(addQuadrature(h * b[i], tprev + c[i] * h, Y[i], SY[i]));
+      if (b[i] != 0) PetscCall(addQuadrature(h * b[i], tprev + c[i] * h, Y[i], SY ? SY[i] : nullptr));
   } else {
     // Theta (endpoint or θ = 1): stages {X0, X}, sensitivities {S_n, S_{n+1}}.
     PetscReal theta;
     Vec X;
     PetscCall(TSThetaGetTheta(ts, &theta));
     PetscCall(TSGetSolution(ts, &X));
-    if (theta != 1.0) PetscCall(addQuadrature(h * (1 - theta), tprev, Y[0], SY[0]));
+    if (theta != 1.0) PetscCall(addQuadrature(h * (1 - theta), tprev, Y[0], SY ? SY[0] : nullptr));
     PetscCall(addQuadrature(h * theta, t, X, S_ ? ts->mat_sensip : nullptr));
   }
   PetscFunctionReturn(0);
@@ -185,9 +184,9 @@ PetscErrorCode ForwardSensitivity::finish(ForwardResults &out) {
   for (size_t k = 0; k < costs_.size(); ++k) {
     PetscScalar psi;
     PetscCall(costs_.terminal(k, T, X, dyn.mode, &psi));
-    PetscCall(costs_.terminalGradient(k, T, X, dyn.mode, psiu, psip));
     out.objective[k] = psi + q_[k];
-    if (!S_) continue;
+    if (!S_) continue;  // values only
+    PetscCall(costs_.terminalGradient(k, T, X, dyn.mode, psiu, psip));
     std::vector<PetscScalar> d;
     PetscCall(columnDots(S_, psiu, N, d));
     for (PetscInt j = 0; j < N; ++j) {
