@@ -1,7 +1,8 @@
 // A ring of M coupled oscillators with a switching component, a time event, a reset and
 // algebraic couplings, written twice with the AD front ends:
 //   RingDense  — ADModel, one template over the whole state on rank 0 (the reference);
-//   RingLocal  — LocalKernelModel, five kernel types, distributed in blocks over the ranks.
+//   RingLocal  — LocalKernelModel, five kernel types, distributed in blocks over the ranks
+//                (optionally with the oscillator kernel in its Dynamic-size DFad form).
 // and its cost twice (RingCostDense: ADCost; RingCostLocal: LocalKernelCost).
 //
 // State (per oscillator i, interleaved so that ranks cut through components): x_i = u[3i],
@@ -116,6 +117,10 @@ struct Oscillator {  // reads (x_i, v_i, y_i, y_{i−1}), writes rows (x_i, v_i)
     u0[1] = 0.2 * p[1] * cos(index);
   }
 };
+// The same kernel with sizes known only per instance (differentiated with DFad).
+struct OscillatorDynamic : Oscillator {
+  static constexpr int numReads = Dynamic, numWrites = Dynamic, numParams = Dynamic;
+};
 struct Spring {  // reads (y_i, x_i, x_{i+1}), writes row y_i, params (k)
   static constexpr int numReads = 3, numWrites = 1, numParams = 1;
   template <class S> void residual(S, const S *u, const S *p, const DiscreteState &, S *f) const {
@@ -145,8 +150,8 @@ struct Forcing {  // reads x_2, writes row v_2; explicit time dependence, mode-d
 
 class RingLocal : public RingCommon<LocalKernelModel> {
 public:
-  // Call setUp() after construction (collective).
-  explicit RingLocal(PetscInt M) : RingCommon(M) {
+  // Call setUp() after construction (collective). dynamicOscillators: use OscillatorDynamic.
+  explicit RingLocal(PetscInt M, bool dynamicOscillators = false) : RingCommon(M) {
     PetscCallAbort(PETSC_COMM_WORLD, setSizes(3 * M));
     std::vector<PetscInt> alg;
     for (PetscInt i = 0; i < M; ++i) alg.push_back(3 * i + 2);
@@ -154,7 +159,9 @@ public:
     const auto x = [](PetscInt i) { return 3 * i; };
     for (PetscInt i = 0; i < M; ++i) {
       const PetscInt prev = (i + M - 1) % M, next = (i + 1) % M;
-      add(Oscillator{omega(i) * omega(i), (PetscReal)i}, {{x(i), x(i) + 1, x(i) + 2, x(prev) + 2}, {x(i), x(i) + 1}, {0, 1}, {}});
+      const Coupling osc{{x(i), x(i) + 1, x(i) + 2, x(prev) + 2}, {x(i), x(i) + 1}, {0, 1}, {}};
+      if (dynamicOscillators) add(OscillatorDynamic{{omega(i) * omega(i), (PetscReal)i}}, osc);
+      else add(Oscillator{omega(i) * omega(i), (PetscReal)i}, osc);
       add(Spring{}, {{x(i) + 2, x(i), x(next)}, {x(i) + 2}, {0}, {}});
     }
     add(Switch{}, {{0, 1}, {1}, {2, 3, 4}, {0, 1}});

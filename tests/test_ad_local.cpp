@@ -50,15 +50,19 @@ protected:
     MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
     ASSERT_EQ(local.setUp(), 0);
     ASSERT_EQ(costLocal.setUp(), 0);
+    ASSERT_EQ(localDyn.setUp(), 0);
+    ASSERT_EQ(costLocalDyn.setUp(), 0);
     VecCreateMPI(PETSC_COMM_WORLD, rank == 0 ? N : 0, N, &ud);
     VecDuplicate(local.templateVec(), &ul);
+    VecDuplicate(localDyn.templateVec(), &ulDyn);
   }
   void TearDown() override {
     VecDestroy(&ud);
     VecDestroy(&ul);
+    VecDestroy(&ulDyn);
   }
-  // A Vec like each model's state, both holding `all`.
-  void set(const std::vector<double> &all) { setFromAll(ud, all), setFromAll(ul, all); }
+  // A Vec like each model's state, all holding `all`.
+  void set(const std::vector<double> &all) { setFromAll(ud, all), setFromAll(ul, all), setFromAll(ulDyn, all); }
   Vec like(Vec v) {
     Vec w;
     VecDuplicate(v, &w);
@@ -69,7 +73,9 @@ protected:
   ring::RingLocal local{M};
   ring::RingCostDense costDense{M};
   ring::RingCostLocal costLocal{local};
-  Vec ud = nullptr, ul = nullptr;
+  ring::RingLocal localDyn{M, true};
+  ring::RingCostLocal costLocalDyn{localDyn};
+  Vec ud = nullptr, ul = nullptr, ulDyn = nullptr;
 };
 
 // Runs fill(model, vec-like-model) on both models and returns the gathered results.
@@ -97,6 +103,11 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
   Worst worst;
   const auto p = ring::parameters();
   Lcg rng(99);
+  // Both local variants: static-size kernels (SFad) and the oscillator as a Dynamic (DFad) kernel.
+  for (int variant = 0; variant < 2; ++variant) {
+  ring::RingLocal &local = variant ? this->localDyn : this->local;
+  ring::RingCostLocal &costLocal = variant ? this->costLocalDyn : this->costLocal;
+  Vec ul = variant ? this->ulDyn : this->ul;
   for (const auto &u : samplePoints())
     for (double t : {0.1, 1.3})
       for (DiscreteState d : {DiscreteState{0, 0}, DiscreteState{0, 1}, DiscreteState{1, 0}, DiscreteState{1, 1}}) {
@@ -255,6 +266,7 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
         worst("initialStateHessianProduct", {hs.begin(), hs.begin() + NP}, {hs.begin() + NP, hs.end()});
         VecDestroy(&vd), VecDestroy(&vl), VecDestroy(&ld), VecDestroy(&ll);
       }
+  }
   // Time event: T(p) and ∂T/∂p.
   const auto te = dense.timeEvent(0, p), tl = local.timeEvent(0, p);
   EXPECT_EQ(te.name, tl.name);
