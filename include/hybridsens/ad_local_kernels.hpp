@@ -90,7 +90,7 @@ template <> struct Fad2N<Dynamic> { using type = Sacado::Fad::DFad<Dir>; };
 
 // Stack buffer of N entries (heap vector when N is Dynamic).
 template <class T, int N> struct Buf {
-  std::array<T, (N > 0 ? N : 1)> a;
+  std::array<T, (N > 0 ? N : 1)> a{};
   void resize(int) {}
   T *data() { return a.data(); }
   T &operator[](int i) { return a[i]; }
