@@ -159,6 +159,10 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
           Vec o = like(ul);
           ASSERT_EQ(local.rhsTimeDerivative(t, ul, c, o), 0);
           worst("rhsTimeDerivative" + at, ft, gatherAll(o));
+          Vec od = like(ud);
+          ASSERT_EQ(dense.rhsTimeDerivative(t, ud, c, od), 0);
+          worst("rhsTimeDerivative (ADModel)" + at, ft, gatherAll(od));
+          VecDestroy(&od);
           std::vector<double> gt(N, 0.0);
           for (PetscInt i = 0; i < M; ++i) gt[3 * i + 2] = ft[3 * i + 2];
           ASSERT_EQ(local.constraintTimeDerivative(t, ul, c, o), 0);

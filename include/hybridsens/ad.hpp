@@ -31,6 +31,7 @@
 // Derived, per callback (S = PetscReal for values; S = Fad for derivatives):
 //   rhsJacobian       ∂f/∂u         (u seeded)                 into J (all n×n entries, rank 0)
 //   rhsJacobianP      ∂f/∂p         (p seeded)                 first np columns of Jp
+//   rhsTimeDerivative         ∂f/∂t on every row (t seeded)
 //   constraintTimeDerivative  ∂f/∂t on the algebraic rows (t seeded; DAE)
 //   initialStateJacobianP     ∂u0/∂p
 //   guardGradient     γ_u, γ_t, γ_p in ONE evaluation (n + np + 1 derivatives)
@@ -297,6 +298,26 @@ public:
     ad::detail::seed(pf, c.p, (int)np, 0);
     self().template rhs<Fad>(Fad(t), uf.data(), pf.data(), c.d, f.data());
     PetscCall(setBlock(Jp, f, 0, np));
+    PetscFunctionReturn(0);
+  }
+
+  // ∂f/∂t on every row (t seeded): the HybridModel callback that replaces
+  // constraintTimeDerivative in newer hybridsens (a plain member until the base class has it).
+  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const {
+    std::vector<PetscReal> x, out;
+    PetscFunctionBeginUser;
+    PetscCall(ad::detail::readLocal(u, x));
+    const PetscInt n = (PetscInt)x.size();
+    out.assign(n, 0.0);
+    if (n) {
+      using Dir = Sacado::Fad::SFad<PetscReal, 1>;
+      std::vector<Dir> uf(n), pf(c.p.size()), f(n);
+      for (PetscInt i = 0; i < n; ++i) uf[i] = Dir(x[i]);
+      for (size_t k = 0; k < c.p.size(); ++k) pf[k] = Dir(c.p[k]);
+      self().template rhs<Dir>(Dir(1, 0, t), uf.data(), pf.data(), c.d, f.data());
+      for (PetscInt i = 0; i < n; ++i) out[i] = f[i].dx(0);
+    }
+    PetscCall(ad::detail::writeLocal(ft, out));
     PetscFunctionReturn(0);
   }
 
