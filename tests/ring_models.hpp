@@ -1,7 +1,8 @@
 // A ring of M coupled oscillators with a switching component, a time event, a reset and
 // algebraic couplings, written twice with the AD front ends:
 //   RingDense  — ADModel, one template over the whole state on rank 0 (the reference);
-//   RingLocal  — LocalKernelModel, five kernel types, distributed in blocks over the ranks
+//   RingLocal  — LocalKernelModel, five kernel types, distributed in blocks over the ranks (the
+//                spring kernel adds to v_{i+1}, owned by another rank at the block ends)
 //                (optionally with the oscillator kernel in its Dynamic-size DFad form).
 // and its cost twice (RingCostDense: ADCost; RingCostLocal: LocalKernelCost).
 //
@@ -103,12 +104,12 @@ public:
 
 // ---------------------------------------------------------------------------------------------
 // Kernel types of the local model.
-struct Oscillator {  // reads (x_i, v_i, y_i, y_{i−1}), writes rows (x_i, v_i), params (k, ζ)
-  static constexpr int numReads = 4, numWrites = 2, numParams = 2;
+struct Oscillator {  // reads (x_i, v_i), writes rows (x_i, v_i), params (k, ζ)
+  static constexpr int numReads = 2, numWrites = 2, numParams = 2;
   PetscReal omega2, index;
   template <class S> void residual(S, const S *u, const S *p, const DiscreteState &, S *f) const {
     f[0] = u[1];
-    f[1] = -omega2 * u[0] - p[1] * u[1] + u[2] - u[3];
+    f[1] = -omega2 * u[0] - p[1] * u[1];
   }
   template <class S> void initialState(const S *p, S *u0) const {
     using std::cos;
@@ -121,11 +122,15 @@ struct Oscillator {  // reads (x_i, v_i, y_i, y_{i−1}), writes rows (x_i, v_i)
 struct OscillatorDynamic : Oscillator {
   static constexpr int numReads = Dynamic, numWrites = Dynamic, numParams = Dynamic;
 };
-struct Spring {  // reads (y_i, x_i, x_{i+1}), writes row y_i, params (k)
-  static constexpr int numReads = 3, numWrites = 1, numParams = 1;
+// Reads (y_i, x_i, x_{i+1}), writes rows (y_i, v_i, v_{i+1}), params (k): its constraint, and
+// its force on both oscillators — the row v_{i+1} may belong to another rank.
+struct Spring {
+  static constexpr int numReads = 3, numWrites = 3, numParams = 1;
   template <class S> void residual(S, const S *u, const S *p, const DiscreteState &, S *f) const {
     using std::sin;
     f[0] = 2.0 * u[0] + 0.3 * sin(u[0]) - p[0] * (u[2] - u[1]);
+    f[1] = u[0];
+    f[2] = -u[0];
   }
 };
 struct Switch {  // reads (x_0, v_0), writes row v_0, params (θ, β, e), guards (0, 1)
@@ -158,11 +163,11 @@ public:
     setAlgebraic(alg);
     const auto x = [](PetscInt i) { return 3 * i; };
     for (PetscInt i = 0; i < M; ++i) {
-      const PetscInt prev = (i + M - 1) % M, next = (i + 1) % M;
-      const Coupling osc{{x(i), x(i) + 1, x(i) + 2, x(prev) + 2}, {x(i), x(i) + 1}, {0, 1}, {}};
+      const PetscInt next = (i + 1) % M;
+      const Coupling osc{{x(i), x(i) + 1}, {x(i), x(i) + 1}, {0, 1}, {}};
       if (dynamicOscillators) add(OscillatorDynamic{{omega(i) * omega(i), (PetscReal)i}}, osc);
       else add(Oscillator{omega(i) * omega(i), (PetscReal)i}, osc);
-      add(Spring{}, {{x(i) + 2, x(i), x(next)}, {x(i) + 2}, {0}, {}});
+      add(Spring{}, {{x(i) + 2, x(i), x(next)}, {x(i) + 2, x(i) + 1, x(next) + 1}, {0}, {}});
     }
     add(Switch{}, {{0, 1}, {1}, {2, 3, 4}, {0, 1}});
     add(Forcing{}, {{6}, {7}, {}, {}});

@@ -348,9 +348,10 @@ TEST_F(LocalVsDense, LocalProductsMatchDifferencesOfLocalFirstDerivatives) {
 }
 
 TEST_F(LocalVsDense, JacobianPatternIsTheDeclaredCouplings) {
-  // Oscillator: 2 rows × 4 reads, spring: 1 row × 3 reads, switch: v_0 × (x_0, v_0), forcing: v_2 × x_2.
-  // Distinct (row, col): x_i row {x_i, v_i, y_i, y_{i−1}}; v_i row the same (+ nothing new from
-  // switch/forcing); y_i row {y_i, x_i, x_{i+1}} → 4 + 4 + 3 per oscillator, all containing the diagonal.
+  // Oscillator: rows (x_i, v_i) × (x_i, v_i); spring i: rows (y_i, v_i, v_{i+1}) × (y_i, x_i, x_{i+1});
+  // switch: v_0 × (x_0, v_0); forcing: v_2 × x_2. Distinct (row, col): x_i row {x_i, v_i}; v_i row
+  // {x_i, v_i, y_i, x_{i+1}, y_{i−1}, x_{i−1}}; y_i row {y_i, x_i, x_{i+1}} → 2 + 6 + 3 per
+  // oscillator, all containing the diagonal.
   Mat J;
   MatInfo info;
   ASSERT_EQ(local.createJacobian(&J), 0);
@@ -435,16 +436,16 @@ TEST_F(LocalVsDense, HybridSolveForwardAndAdjointEqualTheDenseModel) {
 struct Bad : ring::RingCommon<LocalKernelModel> {
   explicit Bad(int which) : RingCommon(3) {
     PetscCallAbort(PETSC_COMM_WORLD, setSizes(9));
-    if (which == 0) add(ring::Spring{}, {{2, 0}, {2}, {0}, {}});                    // 2 reads, numReads = 3
-    if (which == 1) add(ring::Spring{}, {{2, 0, 9}, {2}, {0}, {}});                 // index 9 out of range
-    if (which == 2) add(ring::Spring{}, {{2, 0, 0}, {2}, {0}, {}});                 // repeated read
+    if (which == 0) add(ring::Spring{}, {{2, 0}, {2, 1, 4}, {0}, {}});              // 2 reads, numReads = 3
+    if (which == 1) add(ring::Spring{}, {{2, 0, 9}, {2, 1, 4}, {0}, {}});           // index 9 out of range
+    if (which == 2) add(ring::Spring{}, {{2, 0, 0}, {2, 1, 4}, {0}, {}});           // repeated read
     if (which == 3) add(ring::Switch{}, {{0, 1}, {1}, {2, 3, 4}, {0}});            // guard 1 unclaimed
     if (which == 4) {                                                                // guard 0 claimed twice
       add(ring::Switch{}, {{0, 1}, {1}, {2, 3, 4}, {0, 1}});
       add(ring::Switch{}, {{3, 4}, {4}, {2, 3, 4}, {0, 1}});
     }
     if (which == 5) add(ring::Switch{}, {{0, 1}, {2}, {2, 3, 4}, {0, 1}});         // reset kernel writes a row it does not read
-    if (which == 6) add(ring::Spring{}, {{2, 0, 3}, {2}, {7}, {}});                 // parameter 7 of 5
+    if (which == 6) add(ring::Spring{}, {{2, 0, 3}, {2, 1, 4}, {7}, {}});           // parameter 7 of 5
   }
 };
 
