@@ -60,6 +60,24 @@
 //   decides whether an event has a reset at all; the kernel decides what it changes for id.
 // * Costs: LocalKernelCost, the same idea for terminal/integrand/measurement terms.
 //
+// ---- A power grid (PETSc's ex9bus model: WECC 9-bus, Sauer & Pai) in these terms -------------
+//   Generator g (two-axis, stator algebraic): reads (E'q, E'd, δ, ω, Id, Iq, Efd, V_re, V_im of
+//     its bus), writes its 6 rows and ADDS −I_G to the 2 current-balance rows of its bus;
+//     params: dispatch PG (TM) and whatever is optimized.
+//   Exciter g (IEEE type 1): reads (Efd, RF, VR, V_re, V_im), writes its 3 rows; the limiter
+//     flag d[g] selects VR's row: the regulator dynamics, or V̇R = 0 while held at the limit
+//     (the algebraic set is fixed, it cannot change with d); guards: VR_max − VR while free,
+//     the unlimited regulator rate while held (as ex9bus.c's event functions).
+//   Load (constant impedance or the voltage-dependent form): reads V of its bus, adds I_D to
+//     its rows (V_m0 is instance data).
+//   Network: one kernel per Ybus block (i, j): reads V_j, adds Y_ij V_j to bus i's rows
+//     (fixed size 2 × 2); a fault shunt kernel active while d[fault] = 1.
+//   Fault on/off: addTimeEvent (the clearing time may be a parameter: ∂T/∂p is derived).
+//   Initial state from the power flow: initialState templates of the generator/exciter kernels
+//     as functions of their parameters (PG, QG, V, θ) — ∂u0/∂p comes with them.
+//   setAlgebraic: Id, Iq and the bus voltages. Costs (frequency violation ∫ max(0, ω − ω⁺)^η dt
+//     per generator): LocalKernelCost kernels reading ω of their generator.
+//
 // ---- Parallel -------------------------------------------------------------------------------
 // The state is distributed in contiguous blocks (setSizes). An instance is evaluated by the
 // rank that owns its first written row (its first read if it writes nothing; rank 0 if it has
