@@ -13,8 +13,8 @@
 //   * A whole hybrid solve (CN, DAE, several engage/release events with a reset, a
 //     p-dependent time event): event list, final state, objective, forward and adjoint
 //     gradients equal the dense model's; the local adjoint equals its forward gradient.
-//   * The local gradient against central finite differences of the whole solve (serial; see the
-//     test for what the current event-time term allows).
+//   * The local gradient against central finite differences of the whole solve and the Taylor
+//     test (serial, CN and BEULER, ≤ 1e-6).
 //   * Declaration errors are reported by setUp(), use before setUp() is refused.
 #include "ad_support.hpp"
 #include "ring_models.hpp"
@@ -165,10 +165,6 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
           ASSERT_EQ(dense.rhsTimeDerivative(t, ud, c, od), 0);
           worst("rhsTimeDerivative (ADModel)" + at, ft, gatherAll(od));
           VecDestroy(&od);
-          std::vector<double> gt(N, 0.0);
-          for (PetscInt i = 0; i < M; ++i) gt[3 * i + 2] = ft[3 * i + 2];
-          ASSERT_EQ(local.constraintTimeDerivative(t, ul, c, o), 0);
-          worst("constraintTimeDerivative" + at, gt, gatherAll(o));
           VecDestroy(&o);
         }
         // Guards, their gradients (γ_u, γ_t, γ_p summed over ranks as the engine does).
@@ -228,6 +224,17 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
             gu[k] = gatherAll(g);
             VecDestroy(&g);
             ++k;
+          }
+          if (part == 1) {  // ∂r/∂t: both paths and the template differentiated here
+            std::vector<DFad> uf(u.begin(), u.end()), pf(p.begin(), p.end());
+            const double rt = costDense.integrand<DFad>(DFad(1, 0, t), uf.data(), pf.data(), d).dx(0);
+            std::vector<PetscScalar> loc(2, 0.0), sum(2);
+            ASSERT_EQ(costDense.integrandTimeDerivative(t, ud, c, &loc[0]), 0);
+            ASSERT_EQ(costLocal.integrandTimeDerivative(t, ul, c, &loc[1]), 0);
+            MPI_Allreduce(loc.data(), sum.data(), 2, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+            worst("integrandTimeDerivative (ADCost)" + at, {rt}, {sum[0]});
+            worst("integrandTimeDerivative (local)" + at, {rt}, {sum[1]});
+            EXPECT_NE(rt, 0.0);
           }
           worst(name + " value" + at, {val[0]}, {val[1]});
           worst(name + " _u" + at, gu[0], gu[1]);
@@ -387,7 +394,7 @@ Result solveRing(HybridModel &m, CostFunction &cost, const char *extra = "") {
   EXPECT_EQ(s.setFromOptions(), 0);
   TSSetType(s.ts(), TSCN);
   TSSetTimeStep(s.ts(), 0.02);
-  TSSetMaxTime(s.ts(), 4.0);
+  TSSetMaxTime(s.ts(), 2.0);  // time event, engage, release with its reset (short: MPI tests on 2 cores)
   EXPECT_EQ(s.setFromOptions(), 0);
   s.setForwardSensitivities(true);
   s.setAdjoint(true);
@@ -435,71 +442,31 @@ TEST_F(LocalVsDense, HybridSolveForwardAndAdjointEqualTheDenseModel) {
 }
 
 // The third check of the local path's gradient: central finite differences of the whole hybrid
-// solve (serial). The current engine's event-time term uses the continuous u̇⁻ (README "Known
-// limitation"), so FD of the computed objective agree with the exact discrete gradient only up
-// to O(h^p) terms from each event. Hence two parts:
-//   (a) no state events (θ = 5: the switch never engages; the time event remains, its time
-//       depends on β only): dJ/dk and dJ/dζ against central differences ≤ 1e-6 at dt = 0.02;
-//   (b) with the events: adjoint = forward, Taylor remainder of order 2, and the FD gap of the
-//       event-time dependent parameters shrinking with the step (≥ 4× from dt = 0.005 to
-//       0.00125; measured 1.9e-4 → 2.0e-5). With a discrete-exact event-time derivative the gap
-//       vanishes and (b) can assert 1e-6 directly.
+// solve and the Taylor test (hybridsens/verify.hpp), serial, CN and BEULER. With the engine's
+// discrete-exact event derivative the gradient is the exact derivative of the computed
+// objective, so FD agree to 1e-6 at the test's moderate step.
 TEST_F(LocalVsDense, LocalGradientAgreesWithFiniteDifferences) {
   PetscMPIInt size;
   MPI_Comm_size(PETSC_COMM_WORLD, &size);
   if (size > 1) GTEST_SKIP() << "serial check (the distributed gradient equals the dense one above)";
-  auto configure = [&](Solver &s, PetscReal dt) {
+  ScopedOptions o("-ts_adapt_type none");
+  for (const char *type : {TSCN, TSBEULER}) {
+    Solver s(local);
+    s.addCost(costLocal);
     ASSERT_EQ(s.setFromOptions(), 0);
-    TSSetType(s.ts(), TSCN);
-    TSSetTimeStep(s.ts(), dt);
+    TSSetType(s.ts(), type);
+    TSSetTimeStep(s.ts(), 0.02);
     TSSetMaxTime(s.ts(), 4.0);
     ASSERT_EQ(s.setFromOptions(), 0);
-  };
-  ScopedOptions o("-ts_adapt_type none");
-  {  // (a)
-    Solver s(local);
-    s.addCost(costLocal);
-    configure(s, 0.02);
-    auto p = ring::parameters();
-    p[2] = 5.0;
-    ASSERT_EQ(s.setParameters(p), 0);
-    s.setAdjoint(true);
-    ASSERT_EQ(s.solve(), 0);
-    ASSERT_TRUE(s.events().size() == 1u) << "only the time event";
-    const auto g = s.adjointGradientP()[0];
-    s.setAdjoint(false);
-    for (int j : {0, 1}) {
-      const double h = 1e-6 * std::abs(p[j]);
-      auto q = p;
-      q[j] = p[j] + h;
-      ASSERT_EQ(s.setParameters(q), 0);
-      ASSERT_EQ(s.solve(), 0);
-      const double Jp = s.objective()[0];
-      q[j] = p[j] - h;
-      ASSERT_EQ(s.setParameters(q), 0);
-      ASSERT_EQ(s.solve(), 0);
-      const double fd = (Jp - s.objective()[0]) / (2 * h);
-      EXPECT_LE(std::abs(fd - g[j]), 1e-6 * std::abs(g[j])) << "dJ/dp" << j << ": adjoint " << g[j] << ", FD " << fd;
-    }
-  }
-  // (b)
-  double gap[2];
-  int k = 0;
-  for (PetscReal dt : {0.005, 0.00125}) {
-    Solver s(local);
-    s.addCost(costLocal);
-    configure(s, dt);
     GradientCheckOptions opt;
-    opt.tolerance = 1.0;  // the FD gap is asserted below, against its convergence
     GradientCheckReport rep;
-    ASSERT_EQ(checkGradient(s, opt, rep), 0);
-    ASSERT_GE(s.events().size(), 5u);
-    EXPECT_LE(rep.adjointVsForward, 1e-12);
-    EXPECT_GT(rep.taylorOrder, 1.8);
-    gap[k++] = rep.adjointVsFD;
+    EXPECT_EQ(checkGradient(s, opt, rep), 0) << type;
+    EXPECT_GE(s.events().size(), 3u) << type;  // the time event, engage and release at least
+    EXPECT_TRUE(rep.passed) << type;
+    EXPECT_LE(rep.adjointVsForward, 1e-12) << type;
+    EXPECT_LE(rep.adjointVsFD, 1e-6) << type;
+    EXPECT_GT(rep.taylorOrder, 1.8) << type;
   }
-  EXPECT_GE(gap[0] / gap[1], 4.0) << gap[0] << " → " << gap[1];
-  EXPECT_LE(gap[1], 5e-5);
 }
 
 // ---- declaration errors ---------------------------------------------------------------------

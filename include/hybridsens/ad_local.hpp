@@ -7,7 +7,7 @@
 // with its COUPLING: the global state entries it reads, the residual rows it adds to, the
 // parameters and the guards it owns. LocalKernelModel then is a complete HybridModel and
 // SecondOrderModel: residual, sparse Jacobian (PETSc AIJ preallocated from the couplings),
-// ∂f/∂p, ∂f/∂t, guards with γ_u/γ_t/γ_p, u0(p) and ∂u0/∂p, resets with R_u v, R_uᵀw, R_p,
+// ∂f/∂p, ∂f/∂t (explicitTime() is true: kernels may depend on t), guards with γ_u/γ_t/γ_p, u0(p) and ∂u0/∂p, resets with R_u v, R_uᵀw, R_p,
 // R_t, and the second-order products — each kernel differentiated with a fixed-size SFad
 // (DFad for kernels whose sizes vary per instance), in parallel.
 //
@@ -376,9 +376,10 @@ public:
     PetscFunctionReturn(0);
   }
 
-  // ∂f/∂t on every row (the HybridModel callback replacing constraintTimeDerivative in newer
-  // hybridsens; here a plain member until the base class has it).
-  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const {
+  // AD gives ∂f/∂t exactly, so kernels may depend on t freely.
+  bool explicitTime() const final { return true; }
+  // ∂f/∂t on every row (∂g/∂t on the algebraic ones).
+  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const final {
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("rhsTimeDerivative"));
     PetscCall(space_.gather(u, space_.work(0)));
@@ -391,19 +392,6 @@ public:
     }
     PetscCall(VecZeroEntries(ft));
     PetscCall(space_.scatterAdd(space_.work(1), ft));
-    PetscFunctionReturn(0);
-  }
-  // ∂f/∂t on the algebraic rows, zero elsewhere.
-  PetscErrorCode constraintTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec gt) const final {
-    PetscScalar *a;
-    PetscFunctionBeginUser;
-    PetscCall(rhsTimeDerivative(t, u, c, gt));
-    std::vector<PetscScalar> keep;
-    PetscCall(VecGetArray(gt, &a));
-    for (PetscInt g : alg_) keep.push_back(a[g - ownershipBegin()]);
-    for (PetscInt i = 0; i < n_; ++i) a[i] = 0;
-    for (size_t k = 0; k < alg_.size(); ++k) a[alg_[k] - ownershipBegin()] = keep[k];
-    PetscCall(VecRestoreArray(gt, &a));
     PetscFunctionReturn(0);
   }
 
@@ -708,6 +696,21 @@ public:
   }
   PetscErrorCode integrandGradient(PetscReal t, Vec u, const ModeContext &c, Vec gu, PetscScalar *gp) const final {
     return gradientOf(ad::local::CostPart::Integrand, 0, t, u, c, gu, gp);
+  }
+  // AD gives ∂r/∂t exactly: integrands may depend on t freely.
+  bool explicitTime() const final { return true; }
+  // ∂r/∂t, this rank's contribution.
+  PetscErrorCode integrandTimeDerivative(PetscReal t, Vec u, const ModeContext &c, PetscScalar *r_t) const final {
+    PetscFunctionBeginUser;
+    PetscCall(check("integrandTimeDerivative"));
+    PetscCall(space_.gather(u, space_.work(0)));
+    ad::local::WorkRead x(space_.work(0));
+    const ad::local::Point z{t, x.data(), c.p, c.d};
+    PetscScalar s = 0;
+    for (auto &g : groups_)
+      if (g->has(ad::local::CostPart::Integrand)) s += g->timeDerivative(ad::local::CostPart::Integrand, 0, z);
+    *r_t = s;
+    PetscFunctionReturn(0);
   }
   PetscErrorCode measurement(PetscInt i, PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const final {
     return valueOf(ad::local::CostPart::Measurement, i, t, u, c, value);

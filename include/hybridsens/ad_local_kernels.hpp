@@ -580,6 +580,8 @@ public:
   virtual PetscScalar value(CostPart part, PetscInt i, const Point &z) const = 0;
   // gw[readPos] += ∂/∂u, gp += ∂/∂p.
   virtual void gradient(CostPart part, PetscInt i, const Point &z, PetscScalar *gw, PetscScalar *gp) const = 0;
+  // Σ ∂/∂t over the instances.
+  virtual PetscScalar timeDerivative(CostPart part, PetscInt i, const Point &z) const = 0;
   virtual void hessian(CostPart part, PetscInt i, const Point &z, const Direction2 &dir, const Output2 &out) const = 0;
 };
 
@@ -638,6 +640,21 @@ public:
       for (int j = 0; j < s.nr; ++j) gw[readPos_[s.r0 + j]] += v.dx(j);
       for (int j = 0; j < s.np; ++j) gp[par_[s.p0 + j]] += v.dx(s.nr + j);
     }
+  }
+
+  PetscScalar timeDerivative(CostPart part, PetscInt i, const Point &z) const override {
+    PetscScalar sum = 0;
+    Buf<Dir, NR_> u;
+    Buf<Dir, NP_> p;
+    const Dir t(1, 0, z.t);
+    for (size_t k = 0; k < k_.size(); ++k) {
+      const Slots &s = slots_[k];
+      u.resize(s.nr), p.resize(s.np);
+      for (int j = 0; j < s.nr; ++j) u[j] = Dir(z.x[readPos_[s.r0 + j]]);
+      for (int j = 0; j < s.np; ++j) p[j] = Dir(z.p[par_[s.p0 + j]]);
+      sum += eval<Dir>(k_[k], part, i, t, u.data(), p.data(), z.d).dx(0);
+    }
+    return sum;
   }
 
   void hessian(CostPart part, PetscInt i, const Point &z, const Direction2 &dir, const Output2 &out) const override {
