@@ -163,7 +163,6 @@ public:
   // ---- building (before setUp) ----------------------------------------------------------------
   // Global state size and this rank's share (PETSC_DECIDE: PETSc's split). Collective.
   PetscErrorCode setSizes(PetscInt N, PetscInt nlocal = PETSC_DECIDE) {
-    std::vector<PetscMPIInt> counts;
     PetscMPIInt size, rank;
     PetscFunctionBeginUser;
     PetscCallMPI(MPI_Comm_size(comm_, &size));
@@ -451,23 +450,23 @@ public:
   // ---- resets (u⁺ = u⁻ + Σ kernel changes) ---------------------------------------------------------
   PetscErrorCode reset(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec uplus) const final {
     PetscFunctionBeginUser;
-    PetscCall(resetVector(id, t, uminus, c, nullptr, uplus, [&](auto &g, auto &z, auto, auto *out) { g.resetDelta(id, z, out); }));
+    PetscCall(resetVector(t, uminus, c, nullptr, uplus, [&](auto &g, auto &z, auto, auto *out) { g.resetDelta(id, z, out); }));
     PetscFunctionReturn(0);
   }
   PetscErrorCode resetJacobianAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec v, Vec out) const final {
     PetscFunctionBeginUser;
-    PetscCall(resetVector(id, t, uminus, c, v, out, [&](auto &g, auto &z, auto *in, auto *o) { g.resetAction(id, z, in, o); }));
+    PetscCall(resetVector(t, uminus, c, v, out, [&](auto &g, auto &z, auto *in, auto *o) { g.resetAction(id, z, in, o); }));
     PetscFunctionReturn(0);
   }
   PetscErrorCode resetJacobianTransposeAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec w,
                                               Vec out) const final {
     PetscFunctionBeginUser;
-    PetscCall(resetVector(id, t, uminus, c, w, out, [&](auto &g, auto &z, auto *in, auto *o) { g.resetTransposeAction(id, z, in, o); }));
+    PetscCall(resetVector(t, uminus, c, w, out, [&](auto &g, auto &z, auto *in, auto *o) { g.resetTransposeAction(id, z, in, o); }));
     PetscFunctionReturn(0);
   }
   PetscErrorCode resetTimeDerivative(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec Rt) const final {
     PetscFunctionBeginUser;
-    PetscCall(resetVector(id, t, uminus, c, nullptr, nullptr, [&](auto &g, auto &z, auto, auto *o) { g.resetTimeDerivative(id, z, o); }));
+    PetscCall(resetVector(t, uminus, c, nullptr, nullptr, [&](auto &g, auto &z, auto, auto *o) { g.resetTimeDerivative(id, z, o); }));
     PetscCall(VecZeroEntries(Rt));
     PetscCall(space_.scatterAdd(space_.work(1), Rt));
     PetscFunctionReturn(0);
@@ -561,8 +560,7 @@ private:
   // Shared body of the reset vector callbacks: work(1) = Σ kernel contributions at write/read
   // positions, given u⁻ (work(0)) and an optional input vector (work(2)); then, if out is
   // given, out = in (or u⁻) + reverse-scatter(work(1)).
-  template <class Fn>
-  PetscErrorCode resetVector(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec in, Vec out, Fn &&fn) const {
+  template <class Fn> PetscErrorCode resetVector(PetscReal t, Vec uminus, const ModeContext &c, Vec in, Vec out, Fn &&fn) const {
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("reset"));
     PetscCall(space_.gather(uminus, space_.work(0)));
@@ -575,7 +573,6 @@ private:
       for (auto &g : groups_)
         if (g->hasReset()) fn(*g, z, (const PetscScalar *)v.data(), o.data());
     }
-    (void)id;
     if (out) {
       PetscCall(VecCopy(in ? in : uminus, out));
       PetscCall(space_.scatterAdd(space_.work(1), out));
