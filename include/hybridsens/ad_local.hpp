@@ -7,16 +7,17 @@
 // with its COUPLING: the global state entries it reads, the residual rows it adds to, the
 // parameters and the guards it owns. LocalKernelModel then is a complete HybridModel and
 // SecondOrderModel: residual, sparse Jacobian (PETSc AIJ preallocated from the couplings),
-// ∂f/∂p, ∂f/∂t (explicitTime() is true: kernels may depend on t), guards with γ_u/γ_t/γ_p, u0(p) and ∂u0/∂p, resets with R_u v, R_uᵀw, R_p,
-// R_t, and the second-order products — each kernel differentiated with a fixed-size SFad
-// (DFad for kernels whose sizes vary per instance), in parallel.
+// ∂f/∂p, ∂f/∂t (explicitTime() is true: kernels may depend on t), guards with γ_u/γ_t/γ_p,
+// u0(p) and ∂u0/∂p, resets with R_u v, R_uᵀw, R_p, R_t, time events T(p) with ∂T/∂p, and the
+// second-order products of hybridsens/second_order.hpp — each kernel differentiated with a
+// fixed-size SFad (DFad for kernels whose sizes vary per instance), in parallel.
 //
 //   struct Exciter {                                  // one kernel TYPE
 //     static constexpr int numReads = 5, numWrites = 3, numParams = 1;   // or hybridsens::Dynamic
 //     double KA, TA, VRmax; PetscInt flag;            // instance data (flag: index into d)
 //     template <class S>                              // required for dynamics: f[0..numWrites)
 //     void residual(S t, const S *u, const S *p, const DiscreteState &d, S *f) const {
-//       if (d[flag] == 1) f[2] = u[2] - VRmax;        // at the limit: algebraic VR = VRmax
+//       if (d[flag] == 1) f[2] = 0.0;                 // held at the limit: V̇R = 0
 //       else f[2] = (-u[2] + KA * (p[0] - u[3])) / TA; ...
 //     }
 //     template <class S>                              // optional: guard k of this instance
@@ -31,8 +32,9 @@
 //     Grid() {
 //       setSizes(N);                                   // collective; PETSc's split by default
 //       setAlgebraic({...});                           // global indices of algebraic rows
-//       for (each exciter e) add(Exciter{...}, {/*reads*/ {...}, /*writes*/ {...}, /*params*/ {...}, /*guards*/ {2*e, 2*e+1}});
-//       addTimeEvent("fault_off", [](const TimeScalar *p) -> TimeScalar { return p[7]; });  // T(p), ∂T/∂p derived
+//       for (each exciter e)                           // Coupling {reads, writes, params, guards}
+//         add(Exciter{...}, {{...}, {...}, {...}, {2 * e, 2 * e + 1}});
+//       addTimeEvent("fault_off", [](const TimeScalar *p) -> TimeScalar { return p[7]; });  // T(p)
 //     }
 //     // ordinary HybridModel overrides without derivatives: numGuards, guardInfo, guardActive,
 //     // transition, hasReset, initialDiscreteState, defaultParameters, parameterNames.
@@ -106,7 +108,6 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <type_traits>
 #include <typeindex>
