@@ -62,9 +62,7 @@ PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
       PetscCall(VecCopy(col, rhs));
       PetscCall(dyn.zeroAlgebraic(rhs));
       if (j < np) {
-        PetscCall(MatDenseGetColumnVec(dyn.parameterJacobian(), j, &gp));
-        PetscCall(VecCopy(gp, col));  // col is scratch until the solve below
-        PetscCall(MatDenseRestoreColumnVec(dyn.parameterJacobian(), j, &gp));
+        PetscCall(dyn.parameterColumn(j, col));  // col is scratch until the solve below
         PetscCall(dyn.zeroDifferential(col));
         PetscCall(VecAXPY(rhs, -1.0, col));
       }
