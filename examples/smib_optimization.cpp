@@ -70,7 +70,9 @@
 //
 // Options (besides all -ts_*, -tao_*, -hs_* options):
 //   -Pm <1.06> -tcl <0.2> -tf <0.1>       start value of P_m, clearing time, fault time
-//   -Inertia <5> -D <5> -Pmax <E V / X>   machine data (option names as ex3opt)
+//   -Inertia <5> -D <5> -Pmax <E V / X>   machine data (option names as ex3opt; -Pmax applies
+//                                         before and after the fault — in ex3opt it only changes
+//                                         the first evaluation's pre-fault value)
 //   -sigma <1e4> -eta <2> -delta_max <1>  penalty
 //   -smib_optimize <true>                 run TAO (false: only the start-point table)
 //   -smib_gradient adjoint|forward|fd     the gradient TAO uses (default adjoint)
@@ -85,7 +87,8 @@
 //   build/examples/smib_optimization
 //   build/examples/smib_optimization -tao_monitor -tao_converged_reason
 //   build/examples/smib_optimization -smib_optimize 0 -hs_forward -hs_adjoint -hs_summary s.json
-//   build/examples/smib_optimization -smib_optimize 0 -hs_check_gradient
+//   build/examples/smib_optimization -smib_optimize 0 -hs_check_gradient -hs_check_gradient_tol 1e-2
+//     (dJ/dt_cl is 6e-3 from FD at dt = 1/32, see above; the default tolerance 1e-6 fails on it)
 //   build/examples/smib_optimization -smib_fault_events guard        (ex3opt's step grid)
 //   mpiexec -n 3 build/examples/smib_optimization
 #include <hybridsens/ad.hpp>
@@ -97,15 +100,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 using namespace hybridsens;
 
 // Machine, fault and penalty data (replicated on every rank).
 struct SmibData {
   PetscReal H = 5.0, D = 5.0, omegaB = 120.0 * PETSC_PI, omegaS = 1.0;
-  PetscReal E = 1.1378, V = 1.0, X = 0.545;
-  PetscReal Pmax = 1.1378 * 1.0 / 0.545;
+  PetscReal Pmax = 1.1378 * 1.0 / 0.545;  // E V / X
   PetscReal tFault = 0.1;
   PetscReal sigma = 1e4, deltaMax = 1.0;
   PetscInt eta = 2;
@@ -194,18 +195,22 @@ struct Evaluation {
   std::vector<PetscReal> adjoint, forward, fd;  // dJ/d(P_m, t_cl)
 };
 
-class SmibProblem {
-public:
-  SmibProblem(Solver &solver, std::vector<PetscReal> p, PetscReal fdStep) : solver_(solver), p_(std::move(p)), fdStep_(fdStep) {}
+// The optimization problem as TAO sees it: one Solver re-run at each parameter point.
+struct SmibProblem {
+  Solver &solver;
+  std::vector<PetscReal> p;  // current parameters; p[0] = P_m is TAO's variable
+  PetscReal fdStep = 1e-6;
+  GradientSource source = ADJOINT;
+  bool withFD = true;
 
   // J at p with the gradient by the chosen means (none: values only).
   PetscErrorCode evaluate(const std::vector<PetscReal> &p, bool forward, bool adjoint, PetscReal *J) {
     PetscFunctionBeginUser;
-    PetscCall(solver_.setParameters(p));
-    solver_.setForwardSensitivities(forward);
-    solver_.setAdjoint(adjoint);
-    PetscCall(solver_.solve());
-    *J = solver_.objective().at(0);
+    PetscCall(solver.setParameters(p));
+    solver.setForwardSensitivities(forward);
+    solver.setAdjoint(adjoint);
+    PetscCall(solver.solve());
+    *J = solver.objective().at(0);
     PetscFunctionReturn(0);
   }
 
@@ -214,7 +219,7 @@ public:
     std::vector<PetscReal> q = p;
     PetscReal Jp, Jm;
     PetscFunctionBeginUser;
-    const PetscReal h = fdStep_ * std::max(std::fabs(p[j]), (PetscReal)1e-2);
+    const PetscReal h = fdStep * std::max(std::fabs(p[j]), (PetscReal)1e-2);
     q[j] = p[j] + h;
     PetscCall(evaluate(q, false, false, &Jp));
     q[j] = p[j] - h;
@@ -232,16 +237,11 @@ public:
       for (size_t j = 0; j < p.size(); ++j) PetscCall(centralDifference(p, (PetscInt)j, &e.fd[j]));
     // Last, so that the solver's event log and statistics describe the point itself.
     PetscCall(evaluate(p, true, true, &e.J));
-    e.adjoint = solver_.adjointGradientP().at(0);
-    e.forward = solver_.forwardGradientP().at(0);
+    e.adjoint = solver.adjointGradientP().at(0);
+    e.forward = solver.forwardGradientP().at(0);
     PetscFunctionReturn(0);
   }
 
-  Solver &solver_;
-  std::vector<PetscReal> p_;  // current parameters; p_[0] = P_m is TAO's variable
-  PetscReal fdStep_;
-  GradientSource source_ = ADJOINT;
-  bool withFD_ = true;
 };
 
 // TAO's variable lives on rank 0 (global size 1); every rank needs its value.
@@ -274,19 +274,19 @@ static PetscErrorCode FormFunctionGradient(Tao, Vec X, PetscReal *f, Vec G, void
   auto *prob = static_cast<SmibProblem *>(ctx);
   PetscReal g = 0;
   PetscFunctionBeginUser;
-  PetscCall(readPm(X, &prob->p_[0]));
-  switch (prob->source_) {
+  PetscCall(readPm(X, &prob->p[0]));
+  switch (prob->source) {
   case ADJOINT:
-    PetscCall(prob->evaluate(prob->p_, false, true, f));
-    g = prob->solver_.adjointGradientP().at(0).at(0);
+    PetscCall(prob->evaluate(prob->p, false, true, f));
+    g = prob->solver.adjointGradientP().at(0).at(0);
     break;
   case FORWARD:
-    PetscCall(prob->evaluate(prob->p_, true, false, f));
-    g = prob->solver_.forwardGradientP().at(0).at(0);
+    PetscCall(prob->evaluate(prob->p, true, false, f));
+    g = prob->solver.forwardGradientP().at(0).at(0);
     break;
   case FD:
-    PetscCall(prob->centralDifference(prob->p_, 0, &g));
-    PetscCall(prob->evaluate(prob->p_, false, false, f));
+    PetscCall(prob->centralDifference(prob->p, 0, &g));
+    PetscCall(prob->evaluate(prob->p, false, false, f));
     break;
   }
   PetscCall(writeLocalEntry(G, g));
@@ -318,9 +318,9 @@ static PetscErrorCode IterationTable(Tao tao, void *ctx) {
   PetscFunctionBeginUser;
   PetscCall(TaoGetSolutionStatus(tao, &it, &f, &gnorm, &cnorm, &xdiff, &reason));
   PetscCall(TaoGetSolution(tao, &X));
-  std::vector<PetscReal> p = prob->p_;
+  std::vector<PetscReal> p = prob->p;
   PetscCall(readPm(X, &p[0]));
-  PetscCall(prob->evaluateAll(p, prob->withFD_, e));
+  PetscCall(prob->evaluateAll(p, prob->withFD, e));
   PetscCall(printRow(PetscObjectComm((PetscObject)tao), it, e, 0));
   PetscFunctionReturn(0);
 }
@@ -388,9 +388,7 @@ int main(int argc, char **argv) {
     PetscCheck(data.tFault < p[1] && p[1] < T, comm, PETSC_ERR_ARG_OUTOFRANGE, "need t_f < t_cl < T (t_f = %g, t_cl = %g, T = %g)",
                (double)data.tFault, (double)p[1], (double)T);
 
-    SmibProblem prob(solver, p, fdStep);
-    prob.source_ = (GradientSource)source;
-    prob.withFD_ = withFD;
+    SmibProblem prob{solver, p, fdStep, (GradientSource)source, (bool)withFD};
     const std::vector<std::string> names = model.parameterNames();
 
     PetscCall(PetscPrintf(comm, "smib_optimization: H = %g, D = %g, P_max = %.15g, t_f = %g, t_cl = %g, sigma = %g, eta = %" PetscInt_FMT
@@ -427,11 +425,11 @@ int main(int argc, char **argv) {
       PetscInt its;
       PetscCall(TaoGetConvergedReason(tao, &reason));
       PetscCall(TaoGetIterationNumber(tao, &its));
-      PetscCall(readPm(X, &prob.p_[0]));
+      PetscCall(readPm(X, &prob.p[0]));
       PetscCall(PetscPrintf(comm, "TAO %s after %" PetscInt_FMT " iterations (%s): P_m = %.15g\n", reason > 0 ? "converged" : "did NOT converge", its,
-                            TaoConvergedReasons[reason], (double)prob.p_[0]));
+                            TaoConvergedReasons[reason], (double)prob.p[0]));
       Evaluation opt;
-      PetscCall(prob.evaluateAll(prob.p_, withFD, opt));
+      PetscCall(prob.evaluateAll(prob.p, withFD, opt));
       PetscCall(printPoint(comm, "optimum", opt, names));
       PetscCall(TaoDestroy(&tao));
       PetscCall(VecDestroy(&X));
@@ -442,7 +440,7 @@ int main(int argc, char **argv) {
     // The JSON summary (and -hs_check_gradient) describe one solve at the final P_m with the
     // user's -hs_forward / -hs_adjoint.
     PetscReal J;
-    PetscCall(prob.evaluate(prob.p_, userForward, userAdjoint, &J));
+    PetscCall(prob.evaluate(prob.p, userForward, userAdjoint, &J));
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }
