@@ -26,7 +26,8 @@ Checks (each can fail):
      gradient at 1.06 equals ex3opt's hand-coded adjoint (and its -sa_method tlm) ≤ 1e-12, the
      number of steps is the same, and the whole -tao_monitor history and the optimum agree
      to the digits ex3opt prints.
-  E. mpiexec -n 2, 3 reproduce the serial optimization (iterates, J, gradients, JSON) ≤ 1e-12.
+  E. mpiexec -n 2, 3 reproduce the serial optimization (iterates, J, gradients, JSON) ≤ 1e-12
+     (the example's parallel default -pc_type redundant), and with MUMPS (-n 2, start point).
 """
 import argparse, json, math, os, re, subprocess, sys, tempfile
 
@@ -240,6 +241,14 @@ for np in (2, 3):
     dj = max(dj, rel(s["objective"][0], s_serial["objective"][0]), max_rel(s["final_state"], s_serial["final_state"]))
     check(dj <= 1e-12 and [x["time"] for x in s["events"]] == [x["time"] for x in s_serial["events"]],
           f"np={np}: JSON summary (objective, gradients, final state, events) {dj:.1e} from serial")
+
+# The library's own parallel default (MUMPS) at the start point.
+o = ["-smib_optimize", "0", "-smib_fd", "0", "-hs_forward", "-hs_adjoint"]
+s1 = run(o)[1]
+s2 = run(o + ["-pc_type", "lu", "-pc_factor_mat_solver_type", "mumps"], np=2)[1]
+dj = max(max(max_rel(s2[k]["p"][0] + s2[k]["u0"][0], s1[k]["p"][0] + s1[k]["u0"][0]) for k in ("gradient", "forward_gradient")),
+         rel(s2["objective"][0], s1["objective"][0]))
+check(dj <= 1e-12, f"np=2 with MUMPS: objective and gradients {dj:.1e} from serial")
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
