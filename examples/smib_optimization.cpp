@@ -99,6 +99,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 using namespace hybridsens;
 
@@ -240,7 +241,6 @@ struct SmibProblem {
     e.forward = solver.forwardGradientP().at(0);
     PetscFunctionReturn(0);
   }
-
 };
 
 // TAO's variable lives on rank 0 (global size 1); every rank needs its value.
@@ -269,8 +269,7 @@ static PetscErrorCode writeLocalEntry(Vec X, PetscReal value) {
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode FormFunctionGradient(Tao, Vec X, PetscReal *f, Vec G, void *ctx) {
-  auto *prob = static_cast<SmibProblem *>(ctx);
+static PetscErrorCode objectiveAndGradient(Vec X, PetscReal *f, Vec G, SmibProblem *prob) {
   PetscReal g = 0;
   PetscFunctionBeginUser;
   PetscCall(readPm(X, &prob->p[0]));
@@ -292,6 +291,17 @@ static PetscErrorCode FormFunctionGradient(Tao, Vec X, PetscReal *f, Vec G, void
   PetscFunctionReturn(0);
 }
 
+// TAO calls back from C: a C++ exception (std::vector::at, allocation) must not escape.
+static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, void *ctx) {
+  PetscFunctionBeginUser;
+  try {
+    PetscCall(objectiveAndGradient(X, f, G, static_cast<SmibProblem *>(ctx)));
+  } catch (const std::exception &e) {
+    SETERRQ(PetscObjectComm((PetscObject)tao), PETSC_ERR_LIB, "objective and gradient: C++ exception: %s", e.what());
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode printRow(MPI_Comm comm, PetscInt it, const Evaluation &e, PetscInt j) {
   PetscFunctionBeginUser;
   PetscCall(PetscPrintf(comm, "%4" PetscInt_FMT "  %17.15f  %19.15g  %21.15g  %21.15g  %21.15g\n", it, (double)e.p[0], (double)e.J,
@@ -307,8 +317,7 @@ static PetscErrorCode printTableHeader(MPI_Comm comm, const char *wrt) {
 }
 
 // One row of the iteration table per TAO iteration (at TAO's current iterate).
-static PetscErrorCode IterationTable(Tao tao, void *ctx) {
-  auto *prob = static_cast<SmibProblem *>(ctx);
+static PetscErrorCode iterationRow(Tao tao, SmibProblem *prob) {
   PetscInt it;
   PetscReal f, gnorm, cnorm, xdiff;
   TaoConvergedReason reason;
@@ -321,6 +330,16 @@ static PetscErrorCode IterationTable(Tao tao, void *ctx) {
   PetscCall(readPm(X, &p[0]));
   PetscCall(prob->evaluateAll(p, prob->withFD, e));
   PetscCall(printRow(PetscObjectComm((PetscObject)tao), it, e, 0));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode IterationTable(Tao tao, void *ctx) {
+  PetscFunctionBeginUser;
+  try {
+    PetscCall(iterationRow(tao, static_cast<SmibProblem *>(ctx)));
+  } catch (const std::exception &e) {
+    SETERRQ(PetscObjectComm((PetscObject)tao), PETSC_ERR_LIB, "iteration table: C++ exception: %s", e.what());
+  }
   PetscFunctionReturn(0);
 }
 
