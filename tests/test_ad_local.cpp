@@ -152,6 +152,21 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
           for (PetscInt i = 0; i < N; ++i) EXPECT_EQ(res[1][i * (NP + 2) + NP], 0.0) << name << ": extra column written";
           worst(name + at, res[0], res[1]);
         }
+        // ∂f/∂p into the local model's own sparse matrix (createParameterJacobian: the declared
+        // writes × params pattern, what the engine uses) equals the dense model's.
+        {
+          Mat Ad, Al;
+          PetscInt nl;
+          VecGetLocalSize(ud, &nl);
+          MatCreateDense(PETSC_COMM_WORLD, nl, PETSC_DECIDE, N, NP + 2, nullptr, &Ad);
+          ASSERT_EQ(local.createParameterJacobian(NP + 2, &Al), 0);
+          MatZeroEntries(Ad), MatZeroEntries(Al);
+          ASSERT_EQ(dense.rhsJacobianP(t, ud, c, Ad), 0);
+          ASSERT_EQ(local.rhsJacobianP(t, ul, c, Al), 0);
+          for (Mat A : {Ad, Al}) MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY), MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
+          worst("rhsJacobianP (sparse)" + at, denseAll(Ad, N, NP + 2), denseAll(Al, N, NP + 2));
+          MatDestroy(&Ad), MatDestroy(&Al);
+        }
         // ∂f/∂t: the local callback against the dense template differentiated in t here.
         {
           std::vector<DFad> uf(u.begin(), u.end()), pf(p.begin(), p.end()), f(N);
@@ -380,6 +395,13 @@ TEST_F(LocalVsDense, JacobianPatternIsTheDeclaredCouplings) {
   ASSERT_EQ(local.createJacobian(&J), 0);
   MatGetInfo(J, MAT_GLOBAL_SUM, &info);
   EXPECT_EQ((PetscInt)info.nz_used, 11 * M);
+  // ∂f/∂p: oscillator rows (x_i, v_i) × (k, ζ), spring rows (y_i, v_i, v_{i+1}) × k, switch v_0 ×
+  // (θ, β, e): x_i {k, ζ}, v_i {k, ζ}, y_i {k}, v_0 += {θ, β, e} → 5 per oscillator + 3.
+  Mat Jp;
+  ASSERT_EQ(local.createParameterJacobian(NP + 2, &Jp), 0);
+  MatGetInfo(Jp, MAT_GLOBAL_SUM, &info);
+  EXPECT_EQ((PetscInt)info.nz_used, 5 * M + 3);
+  MatDestroy(&Jp);
   // Writing outside the pattern is an error (MAT_NEW_NONZERO_LOCATION_ERR).
   {
     ErrorCapture cap;

@@ -328,6 +328,7 @@ public:
     const PetscInt np = (PetscInt)c.p.size(), m = space_.size();
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("initialStateJacobianP"));
+    PetscCall(requireDense(du0dp, "initialStateJacobianP"));
     std::vector<PetscScalar> Jw((size_t)m * np, 0.0);
     for (auto &g : groups_) g->initialStateJacobianP(c.p, m, Jw.data());
     PetscCall(ad::local::addDenseColumns(space_, Jw, np, du0dp));
@@ -362,18 +363,47 @@ public:
     PetscFunctionReturn(0);
   }
 
+  // ∂f/∂p as AIJ with exactly the declared (writes × params) couplings: the engine's sweeps then
+  // cost O(nonzeros) per use instead of O(n·np). Columns ≥ np (initial-state sensitivities)
+  // stay empty.
+  PetscErrorCode createParameterJacobian(PetscInt ncols, Mat *Jp) const final {
+    Mat P;
+    PetscFunctionBeginUser;
+    PetscCall(checkSetUp("createParameterJacobian"));
+    PetscCall(MatCreate(comm_, &P));
+    PetscCall(MatSetType(P, MATPREALLOCATOR));
+    PetscCall(MatSetSizes(P, n_, PETSC_DECIDE, globalSize(), ncols));
+    PetscCall(MatSetUp(P));
+    for (auto &g : groups_) PetscCall(g->parameterPattern(P));
+    PetscCall(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatCreate(comm_, Jp));
+    PetscCall(MatSetType(*Jp, MATAIJ));
+    PetscCall(MatSetSizes(*Jp, n_, PETSC_DECIDE, globalSize(), ncols));
+    PetscCall(MatPreallocatorPreallocate(P, PETSC_TRUE, *Jp));
+    PetscCall(MatDestroy(&P));
+    PetscCall(MatSetOption(*Jp, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
+    PetscFunctionReturn(0);
+  }
+
+  // ∂f/∂p into Jp (the caller zeroes and assembles): a sparse Jp (createParameterJacobian) by
+  // MatSetValues ADD; a dense one column by column through the reverse scatter.
   PetscErrorCode rhsJacobianP(PetscReal t, Vec u, const ModeContext &c, Mat Jp) const final {
     const PetscInt np = (PetscInt)c.p.size(), m = space_.size();
+    PetscBool dense;
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("rhsJacobianP"));
     if (!np) PetscFunctionReturn(0);
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)Jp, &dense, MATSEQDENSE, MATMPIDENSE, ""));
     PetscCall(space_.gather(u, space_.work(0)));
-    std::vector<PetscScalar> Jw((size_t)m * np, 0.0);
-    {
-      ad::local::WorkRead x(space_.work(0));
-      const ad::local::Point z{t, x.data(), c.p, c.d};
-      for (auto &g : groups_) g->jacobianP(z, m, Jw.data());
+    ad::local::WorkRead x(space_.work(0));
+    const ad::local::Point z{t, x.data(), c.p, c.d};
+    if (!dense) {
+      for (auto &g : groups_) PetscCall(g->jacobianP(z, Jp));
+      PetscFunctionReturn(0);
     }
+    std::vector<PetscScalar> Jw((size_t)m * np, 0.0);
+    for (auto &g : groups_) g->jacobianP(z, m, Jw.data());
     PetscCall(ad::local::addDenseColumns(space_, Jw, np, Jp));
     PetscFunctionReturn(0);
   }
@@ -483,6 +513,7 @@ public:
     const PetscInt np = (PetscInt)c.p.size(), m = space_.size();
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("resetJacobianP"));
+    PetscCall(requireDense(Rp, "resetJacobianP"));
     if (!np) PetscFunctionReturn(0);
     PetscCall(space_.gather(uminus, space_.work(0)));
     std::vector<PetscScalar> Jw((size_t)m * np, 0.0);
@@ -565,6 +596,15 @@ private:
     if (error_.empty()) error_ = msg;
   }
   bool globalSizeUnset() const { return n_ < 0; }
+  // ∂u0/∂p and R_p arrive as dense matrices (the engine's convention); anything else would need
+  // another fill path — refuse it instead of writing into the wrong structure.
+  PetscErrorCode requireDense(Mat M, const char *where) const {
+    PetscBool dense;
+    PetscFunctionBeginUser;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)M, &dense, MATSEQDENSE, MATMPIDENSE, ""));
+    PetscCheck(dense, comm_, PETSC_ERR_SUP, "LocalKernelModel::%s: expects a dense matrix", where);
+    PetscFunctionReturn(0);
+  }
   PetscErrorCode checkSetUp(const char *where) const {
     PetscFunctionBeginUser;
     PetscCheck(space_.isSetUp(), comm_, PETSC_ERR_ORDER, "LocalKernelModel::%s called before setUp()", where);

@@ -157,6 +157,10 @@ public:
   virtual PetscErrorCode jacobian(const Point &z, Mat J) const = 0;
   // Jw[col * m + writePos] += ∂f/∂p_col (column-major m × np).
   virtual void jacobianP(const Point &z, PetscInt m, PetscScalar *Jw) const = 0;
+  // The same into a sparse matrix: Jp(writes, params) += ∂f/∂p (MatSetValues, ADD_VALUES), and
+  // its pattern (rows = writes, cols = params, per instance).
+  virtual PetscErrorCode jacobianP(const Point &z, Mat Jp) const = 0;
+  virtual PetscErrorCode parameterPattern(Mat P) const = 0;
   // fw[writePos] += ∂f/∂t.
   virtual void timeDerivative(const Point &z, PetscScalar *fw) const = 0;
   // H(λᵀf) δz, λ = dir.weight at write positions.
@@ -265,18 +269,19 @@ public:
       Buf<PetscScalar, (Sz::fixed ? NR * NW : Dynamic)> vals;
       for (size_t k = 0; k < k_.size(); ++k) {
         const Slots &s = slots_[k];
-        if (!s.nr || !s.nw) continue;
-        u.resize(s.nr), p.resize(s.np), f.resize(s.nw), vals.resize(s.nr * s.nw);
-        for (int i = 0; i < s.nr; ++i) u[i] = seeded<FadU>(s.nr, i, z.x[readPos_[s.r0 + i]]);
-        for (int i = 0; i < s.np; ++i) p[i] = FadU(z.p[par_[s.p0 + i]]);
-        for (int w = 0; w < s.nw; ++w) f[w] = 0.0;
+        const int nr = Sz::fixed ? NR : s.nr, nw = Sz::fixed ? NW : s.nw, np = Sz::fixed ? NP : s.np;  // constants when fixed
+        if (!nr || !nw) continue;
+        u.resize(nr), p.resize(np), f.resize(nw), vals.resize(nr * nw);
+        for (int i = 0; i < nr; ++i) u[i] = seeded<FadU>(nr, i, z.x[readPos_[s.r0 + i]]);
+        for (int i = 0; i < np; ++i) p[i] = FadU(z.p[par_[s.p0 + i]]);
+        for (int w = 0; w < nw; ++w) f[w] = 0.0;
         k_[k].template residual<FadU>(FadU(z.t), u.data(), p.data(), z.d, f.data());
         PetscScalar *row = vals.data();
-        for (int w = 0; w < s.nw; ++w, row += s.nr) {
+        for (int w = 0; w < nw; ++w, row += nr) {
           const FadU &fw = f[w];
-          for (int i = 0; i < s.nr; ++i) row[i] = fw.dx(i);
+          for (int i = 0; i < nr; ++i) row[i] = fw.dx(i);
         }
-        PetscCall(MatSetValues(J, s.nw, &writeGlob_[s.w0], s.nr, &readGlob_[s.r0], vals.data(), ADD_VALUES));
+        PetscCall(MatSetValues(J, nw, &writeGlob_[s.w0], nr, &readGlob_[s.r0], vals.data(), ADD_VALUES));
       }
     }
     PetscFunctionReturn(0);
@@ -299,6 +304,45 @@ public:
           for (int i = 0; i < s.np; ++i) Jw[par_[s.p0 + i] * m + writePos_[s.w0 + w]] += f[w].dx(i);
       }
     }
+  }
+
+  PetscErrorCode jacobianP(const Point &z, Mat Jp) const override {
+    PetscFunctionBeginUser;
+    if constexpr (HasResidual<K>::value && (NP != 0)) {
+      Buf<FadP, NR_> u;
+      Buf<FadP, NP_> p;
+      Buf<FadP, NW_> f;
+      Buf<PetscScalar, (Sz::fixed ? NP * NW : Dynamic)> vals;
+      for (size_t k = 0; k < k_.size(); ++k) {
+        const Slots &s = slots_[k];
+        const int nr = Sz::fixed ? NR : s.nr, nw = Sz::fixed ? NW : s.nw, np = Sz::fixed ? NP : s.np;  // constants when fixed
+        if (!np || !nw) continue;
+        u.resize(nr), p.resize(np), f.resize(nw), vals.resize(np * nw);
+        for (int i = 0; i < nr; ++i) u[i] = FadP(z.x[readPos_[s.r0 + i]]);
+        for (int i = 0; i < np; ++i) p[i] = seeded<FadP>(np, i, z.p[par_[s.p0 + i]]);
+        for (int w = 0; w < nw; ++w) f[w] = 0.0;
+        k_[k].template residual<FadP>(FadP(z.t), u.data(), p.data(), z.d, f.data());
+        PetscScalar *row = vals.data();
+        for (int w = 0; w < nw; ++w, row += np) {
+          const FadP &fw = f[w];
+          for (int i = 0; i < np; ++i) row[i] = fw.dx(i);
+        }
+        PetscCall(MatSetValues(Jp, nw, &writeGlob_[s.w0], np, &par_[s.p0], vals.data(), ADD_VALUES));
+      }
+    }
+    PetscFunctionReturn(0);
+  }
+
+  PetscErrorCode parameterPattern(Mat P) const override {
+    PetscFunctionBeginUser;
+    if constexpr (HasResidual<K>::value && (NP != 0)) {
+      std::vector<PetscScalar> zeros;
+      for (const Slots &s : slots_) {
+        zeros.assign((size_t)s.np * s.nw, 0.0);
+        if (s.np && s.nw) PetscCall(MatSetValues(P, s.nw, &writeGlob_[s.w0], s.np, &par_[s.p0], zeros.data(), INSERT_VALUES));
+      }
+    }
+    PetscFunctionReturn(0);
   }
 
   void timeDerivative(const Point &z, PetscScalar *fw) const override {
