@@ -358,9 +358,10 @@ public:
     PetscFunctionReturn(0);
   }
 
-  // ∂f/∂t on every row (the HybridModel callback replacing constraintTimeDerivative in newer
-  // hybridsens; here a plain member until the base class has it).
-  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const {
+  // AD gives ∂f/∂t exactly, so kernels may depend on t freely.
+  bool explicitTime() const final { return true; }
+  // ∂f/∂t on every row.
+  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const final {
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("rhsTimeDerivative"));
     PetscCall(space_.gather(u, space_.work(0)));
@@ -373,19 +374,6 @@ public:
     }
     PetscCall(VecZeroEntries(ft));
     PetscCall(space_.scatterAdd(space_.work(1), ft));
-    PetscFunctionReturn(0);
-  }
-  // ∂f/∂t on the algebraic rows, zero elsewhere.
-  PetscErrorCode constraintTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec gt) const final {
-    PetscScalar *a;
-    PetscFunctionBeginUser;
-    PetscCall(rhsTimeDerivative(t, u, c, gt));
-    std::vector<PetscScalar> keep;
-    PetscCall(VecGetArray(gt, &a));
-    for (PetscInt g : alg_) keep.push_back(a[g - ownershipBegin()]);
-    for (PetscInt i = 0; i < n_; ++i) a[i] = 0;
-    for (size_t k = 0; k < alg_.size(); ++k) a[alg_[k] - ownershipBegin()] = keep[k];
-    PetscCall(VecRestoreArray(gt, &a));
     PetscFunctionReturn(0);
   }
 

@@ -19,6 +19,7 @@ class Dynamics;
 class Engine;
 class CostEvaluator;
 class JumpAlgebra;
+class EventTangents;
 class ForwardSensitivity;
 class AdjointSensitivity;
 
@@ -95,6 +96,7 @@ private:
   bool forward_ = false, adjoint_ = false, u0Chosen_ = false;
   std::vector<PetscInt> u0Indices_;
   std::unique_ptr<CostEvaluator> costEval_;
+  std::unique_ptr<EventTangents> tangents_;
   std::unique_ptr<JumpAlgebra> jumps_;
   std::unique_ptr<ForwardSensitivity> fwd_;
   std::vector<PetscScalar> objective_;
