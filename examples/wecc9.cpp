@@ -32,8 +32,9 @@
 //   then limiter_check_on / limiter_check_off at the same instants: applied after the network
 //   was re-solved, they release a limiter whose free VR' points back into the band (the
 //   algebraic jump at a fault can reverse it without any crossing; ex9bus does the same check at
-//   fault clearing only — its check evaluates the pre-clearing voltages and the reversed sign,
-//   so it releases every limiter at its maximum; in the default scenario both agree).
+//   fault clearing only — its check evaluates the pre-clearing voltages with the reversed sign,
+//   so it releases a limiter at VRmax whenever the free VR' was still positive before the
+//   clearing; in the default scenario both release at the clearing).
 // Initial state: ex9bus' power-flow solution V0 and dispatch (P, Q); the generator and exciter
 //   states, Vref = |V| + VR/KA and TM = P follow from (P_g, Q_g, V0) by the same closed form,
 //   differentiated; the engine re-solves the network (algebraic part) consistently.
@@ -420,6 +421,36 @@ static PetscErrorCode globalEntry(Vec v, PetscInt i, PetscScalar *value) {
   PetscFunctionReturn(0);
 }
 
+// -wecc9_states FILE: every step start (post-event state) and the final state, one CSV line
+// "t,u_0,...,u_50" each, written by rank 0 (for the PETSc peer test and the plotting script).
+struct StateWriter {
+  FILE *file = nullptr;
+  VecScatter toZero = nullptr;
+  Vec all = nullptr;
+  PetscReal lastT = -1;
+  PetscInt lastStep = -1;
+};
+static PetscErrorCode writeStates(TS, PetscInt step, PetscReal t, Vec u, void *ctx) {
+  auto *w = static_cast<StateWriter *>(ctx);
+  PetscFunctionBeginUser;
+  if (step == w->lastStep && t == w->lastT) PetscFunctionReturn(0);  // the final monitor call repeats the last start
+  w->lastStep = step, w->lastT = t;
+  if (!w->toZero) PetscCall(VecScatterCreateToZero(u, &w->toZero, &w->all));
+  PetscCall(VecScatterBegin(w->toZero, u, w->all, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(w->toZero, u, w->all, INSERT_VALUES, SCATTER_FORWARD));
+  if (w->file) {
+    const PetscScalar *a;
+    PetscInt n;
+    PetscCall(VecGetLocalSize(w->all, &n));
+    PetscCall(VecGetArrayRead(w->all, &a));
+    std::fprintf(w->file, "%.17g", (double)t);
+    for (PetscInt i = 0; i < n; ++i) std::fprintf(w->file, ",%.17g", (double)a[i]);
+    std::fprintf(w->file, "\n");
+    PetscCall(VecRestoreArrayRead(w->all, &a));
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode printGradientTable(const char *title, const std::vector<std::vector<PetscScalar>> &g, const std::vector<std::string> &names) {
   PetscFunctionBeginUser;
   if (g.empty()) PetscFunctionReturn(0);
@@ -470,7 +501,26 @@ int main(int argc, char **argv) {
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());
+    char statesFile[PETSC_MAX_PATH_LEN] = "";
+    PetscBool writeTrajectory = PETSC_FALSE;
+    StateWriter writer;
+    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-wecc9_states", statesFile, sizeof statesFile, &writeTrajectory));
+    if (writeTrajectory) {
+      PetscMPIInt rank;
+      PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+      if (!rank) {
+        writer.file = std::fopen(statesFile, "w");
+        PetscCheck(writer.file, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "wecc9: cannot write %s", statesFile);
+      }
+      PetscCall(TSMonitorSet(ts, writeStates, &writer, nullptr));
+    }
     PetscCall(solver.solve());
+    if (writeTrajectory) {
+      PetscCall(TSMonitorCancel(ts));
+      if (writer.file) std::fclose(writer.file);
+      PetscCall(VecScatterDestroy(&writer.toZero));
+      PetscCall(VecDestroy(&writer.all));
+    }
 
     PetscReal tf = solver.finalTime();
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: fault at bus %" PetscInt_FMT " on [%g, %g], T = %g, %" PetscInt_FMT " steps, %zu events\n",
