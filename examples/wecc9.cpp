@@ -514,7 +514,9 @@ int main(int argc, char **argv) {
       }
       PetscCall(TSMonitorSet(ts, writeStates, &writer, nullptr));
     }
+    const double wall0 = MPI_Wtime();
     PetscCall(solver.solve());
+    const double wall = MPI_Wtime() - wall0;
     if (writeTrajectory) {
       PetscCall(TSMonitorCancel(ts));
       if (writer.file) std::fclose(writer.file);
@@ -568,6 +570,17 @@ int main(int argc, char **argv) {
         }
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "max |adjoint - forward| = %.3e (relative %.3e)\n", (double)diff, (double)(scale > 0 ? diff / scale : diff)));
     }
+    // Seed 002 Table V layout: ∂H_i/∂P_g (rows H_i, columns the dispatch of generator g).
+    const auto &gP = !solver.adjointGradientP().empty() ? solver.adjointGradientP() : solver.forwardGradientP();
+    if (!gP.empty()) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sensitivities of frequency violations to dispatch at t = %g (%s):\n        %12s %12s %12s\n", (double)tf,
+                            !solver.adjointGradientP().empty() ? "adjoint" : "forward", "P_g^1", "P_g^2", "P_g^3"));
+      for (PetscInt k = 0; k < nGen; ++k)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-4" PetscInt_FMT " %12.6f %12.6f %12.6f\n", k + 1, (double)gP[k][pP], (double)gP[k][pP + 1],
+                              (double)gP[k][pP + 2]));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "timing: solve%s%s %.4f s\n", solver.forwardSensitivities() ? " + forward sensitivities" : "",
+                          solver.adjoint() ? " + adjoint" : "", wall));
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }
