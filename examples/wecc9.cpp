@@ -38,7 +38,13 @@
 // Initial state: ex9bus' power-flow solution V0 and dispatch (P, Q); the generator and exciter
 //   states, Vref = |V| + VR/KA and TM = P follow from (P_g, Q_g, V0) by the same closed form,
 //   differentiated; the engine re-solves the network (algebraic part) consistently.
-// Parameters p: P_1..P_3, Q_1..Q_3 (dispatch), t_on, t_off (fault times), KA_1..KA_3 (exciter gains).
+// Parameters p (29): P1..P3, Q1..Q3 (dispatch), t_on, t_off (fault times), KA1..KA3 (exciter gains),
+//   Vm1..Vm9, th1..th9 (magnitudes and angles of the initial bus voltages, seed 002's 24 with the
+//   dispatch). The voltages enter u0 through the generator closed form (generator buses) and the
+//   loads' reference |V0| (load buses); buses 4, 7, 9 carry neither (zero sensitivity). A changed
+//   voltage or dispatch is NOT re-solved into a new power flow: u0(p) follows the closed form and
+//   the engine makes the network consistent at t = 0, so away from the nominal p the system
+//   starts slightly off equilibrium (as in seed 002, where these are parameters of u0).
 // Costs (seed 002 eq. 30): H_i = σ ∫ max(0, f_i − f⁺, f⁻ − f_i)^η dt per generator, f_i = ω_i/2π
 //   in Hz, f± = 60 ± 0.5 Hz, σ = 1, η = 2 (options -freq_max, -freq_min, -sigma, -eta).
 //
@@ -50,13 +56,15 @@
 //   build/examples/wecc9 -hs_check_gradient -hs_forward_u0 -1     # vs finite differences
 //   mpiexec -n 3 build/examples/wecc9 -hs_adjoint -pc_factor_mat_solver_type mumps
 //   build/examples/wecc9 -fault_bus 7 -t_off 1.1 -ts_max_time 3 -hs_summary wecc9.json
-// Options: -t_on, -t_off, -fault_bus (1-based, default 9), -rfault, -P1..-P3, -Q1..-Q3 (overrides
-// of the dispatch), -freq_max, -freq_min, -sigma, -eta, -wecc9_states FILE (trajectory CSV).
+// Options: -fault_bus (1-based, default 9), -rfault, every parameter by its name (-P2 1.7,
+// -t_off 1.15, -KA3 25, -Vm5 1.0, ...), -freq_max, -freq_min, -sigma, -eta,
+// -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py).
 #include <hybridsens/ad_local.hpp>
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -72,7 +80,8 @@ constexpr PetscInt genBus[nGen] = {0, 1, 2};
 constexpr PetscInt loadBus[3] = {4, 5, 7};
 
 // Parameter layout.
-enum Param : PetscInt { pP = 0, pQ = 3, pTon = 6, pToff = 7, pKA = 8, nParams = 11 };
+// pVm + b, pTh + b: magnitude and angle (rad) of bus b's voltage in the initial power flow.
+enum Param : PetscInt { pP = 0, pQ = 3, pTon = 6, pToff = 7, pKA = 8, pVm = 11, pTh = 20, nParams = 29 };
 
 // Dispatch from ex9bus' load flow, and its power-flow voltages V0 (bus b: Vr, Vi).
 const PetscReal P0[nGen] = {0.716786142395021, 1.630000000000000, 0.850000000000000};
@@ -134,14 +143,14 @@ enum TimeEvent : PetscInt { FaultOn = 0, FaultOff = 1, LimiterCheckOn = 2, Limit
 template <class S> struct SteadyState {
   S Eqp, Edp, delta, Id, Iq, Efd, RF, VR, Vm;
 };
-template <class S> SteadyState<S> steadyState(const GenData &c, const S &P, const S &Q, PetscReal Vr, PetscReal Vi) {
+template <class S> SteadyState<S> steadyState(const GenData &c, const S &P, const S &Q, const S &Vm, const S &angle) {
   using std::atan2;
   using std::cos;
   using std::exp;
   using std::sin;
   using std::sqrt;
   SteadyState<S> s;
-  const PetscReal Vm2 = Vr * Vr + Vi * Vi;
+  const S Vr = Vm * cos(angle), Vi = Vm * sin(angle), Vm2 = Vm * Vm;
   const S IGr = (Vr * P + Vi * Q) / Vm2, IGi = (Vi * P - Vr * Q) / Vm2;  // generator current (network frame)
   s.delta = atan2(Vi + c.Xq * IGr, Vr - c.Xq * IGi);                      // rotor angle: q axis along E = V + jXq I
   const S theta = PETSC_PI / 2.0 - s.delta;
@@ -153,17 +162,16 @@ template <class S> SteadyState<S> steadyState(const GenData &c, const S &P, cons
   s.Efd = s.Eqp + (c.Xd - c.Xdp) * s.Id;
   s.VR = c.KE * s.Efd + c.k1 * exp(c.k2 * s.Efd);
   s.RF = c.KF * s.Efd / c.TF;
-  s.Vm = S(sqrt(Vm2));
+  s.Vm = Vm;
   return s;
 }
 
 // ---- kernels -------------------------------------------------------------------------------
 // Machine g: reads (E'q, E'd, δ, ω, Id, Iq, Efd, Vr, Vi), writes (E'q, E'd, δ, ω, Id, Iq rows and
-// the two current-balance rows of its bus), params (P_g, Q_g).
+// the two current-balance rows of its bus), params (P_g, Q_g, |V|, θ of its bus at t = 0).
 struct Machine {
-  static constexpr int numReads = 9, numWrites = 8, numParams = 2;
+  static constexpr int numReads = 9, numWrites = 8, numParams = 4;
   GenData c;
-  PetscReal Vr0, Vi0;
   template <class S> void residual(S, const S *u, const S *p, const DiscreteState &, S *f) const {
     using std::cos;
     using std::sin;
@@ -182,7 +190,7 @@ struct Machine {
     f[7] = -IGr;
   }
   template <class S> void initialState(const S *p, S *u0) const {
-    const auto s = steadyState<S>(c, p[0], p[1], Vr0, Vi0);
+    const auto s = steadyState<S>(c, p[0], p[1], p[2], p[3]);
     u0[0] = s.Eqp, u0[1] = s.Edp, u0[2] = s.delta, u0[3] = omegaS, u0[4] = s.Id, u0[5] = s.Iq;  // Id, Iq: Newton guess
   }
 };
@@ -193,11 +201,10 @@ template <class S> S freeVRRate(const GenData &c, const S &Efd, const S &RF, con
 }
 
 // Exciter g: reads (Efd, RF, VR, Vr, Vi, Vref, KA), writes (Efd, RF, VR, Vref, KA), params
-// (P_g, Q_g, KA_g) for the initial state, guards 4g..4g+3.
+// (P_g, Q_g, KA_g, |V|, θ of its bus at t = 0) for the initial state, guards 4g..4g+3.
 struct Exciter {
-  static constexpr int numReads = 7, numWrites = 5, numParams = 3;
+  static constexpr int numReads = 7, numWrites = 5, numParams = 5;
   GenData c;
-  PetscReal Vr0, Vi0;
   PetscInt g;
   template <class S> void residual(S, const S *u, const S *, const DiscreteState &d, S *f) const {
     using std::exp;
@@ -217,7 +224,7 @@ struct Exciter {
     }
   }
   template <class S> void initialState(const S *p, S *u0) const {
-    const auto s = steadyState<S>(c, p[0], p[1], Vr0, Vi0);
+    const auto s = steadyState<S>(c, p[0], p[1], p[3], p[4]);
     u0[0] = s.Efd, u0[1] = s.RF, u0[2] = s.VR;
     u0[3] = s.Vm + s.VR / p[2];  // Vref: the regulator is at rest at t = 0
     u0[4] = p[2];
@@ -240,12 +247,13 @@ struct Admittance {
   }
 };
 
-// Constant-impedance load: I = (P − jQ)* / V* with P, Q ∝ |V|², i.e. a fixed admittance.
+// Constant-impedance load: I = (P − jQ)* / V* with P, Q ∝ |V|², i.e. a fixed admittance
+// scaled by the power-flow voltage |V0| of its bus (param).
 struct Load {
-  static constexpr int numReads = 2, numWrites = 2, numParams = 0;
-  PetscReal P0, Q0, Vm0;
-  template <class S> void residual(S, const S *u, const S *, const DiscreteState &, S *f) const {
-    const S &Vr = u[0], &Vi = u[1];
+  static constexpr int numReads = 2, numWrites = 2, numParams = 1;
+  PetscReal P0, Q0;
+  template <class S> void residual(S, const S *u, const S *p, const DiscreteState &, S *f) const {
+    const S &Vr = u[0], &Vi = u[1], &Vm0 = p[0];
     const S Vm2 = Vr * Vr + Vi * Vi;
     const S P = P0 * Vm2 / (Vm0 * Vm0), Q = Q0 * Vm2 / (Vm0 * Vm0);
     f[0] = (-Q * Vr + P * Vi) / Vm2;  // imaginary part of the load current
@@ -300,15 +308,15 @@ public:
     setAlgebraic(alg);
     for (PetscInt g = 0; g < nGen; ++g) {
       const PetscInt b = genBus[g];
-      add(Machine{gen[g], V0[2 * b], V0[2 * b + 1]},
+      add(Machine{gen[g]},
           {{gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), gs(g, 6), vr(b), vi(b)},
            {gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), vr(b), vi(b)},
-           {pP + g, pQ + g},
+           {pP + g, pQ + g, pVm + b, pTh + b},
            {}});
-      add(Exciter{gen[g], V0[2 * b], V0[2 * b + 1], g},
+      add(Exciter{gen[g], g},
           {{gs(g, 6), gs(g, 7), gs(g, 8), vr(b), vi(b), vref(g), ka(g)},
            {gs(g, 6), gs(g, 7), gs(g, 8), vref(g), ka(g)},
-           {pP + g, pQ + g, pKA + g},
+           {pP + g, pQ + g, pKA + g, pVm + b, pTh + b},
            {4 * g + HitMax, 4 * g + HitMin, 4 * g + LeaveMax, 4 * g + LeaveMin}});
     }
     for (const YEntry &y : Ybus) {
@@ -317,7 +325,7 @@ public:
     }
     for (PetscInt l = 0; l < 3; ++l) {
       const PetscInt b = loadBus[l];
-      add(Load{loadP[l], loadQ[l], std::hypot(V0[2 * b], V0[2 * b + 1])}, {{vr(b), vi(b)}, {vr(b), vi(b)}, {}, {}});
+      add(Load{loadP[l], loadQ[l]}, {{vr(b), vi(b)}, {vr(b), vi(b)}, {pVm + b}, {}});
     }
     add(FaultShunt{1.0 / s_.rfault}, {{vr(s_.faultBus), vi(s_.faultBus)}, {vr(s_.faultBus), vi(s_.faultBus)}, {}, {}});
     addTimeEvent("fault_on", [](const TimeScalar *p) -> TimeScalar { return p[pTon]; });
@@ -330,10 +338,16 @@ public:
 
   DiscreteState initialDiscreteState() const override { return {0, 0, 0, 0}; }
   std::vector<PetscReal> defaultParameters() const override {
-    return {P0[0], P0[1], P0[2], Q0[0], Q0[1], Q0[2], 1.0, 1.2, 20.0, 20.0, 20.0};
+    std::vector<PetscReal> p = {P0[0], P0[1], P0[2], Q0[0], Q0[1], Q0[2], 1.0, 1.2, 20.0, 20.0, 20.0};
+    for (PetscInt b = 0; b < nBus; ++b) p.push_back(std::hypot(V0[2 * b], V0[2 * b + 1]));
+    for (PetscInt b = 0; b < nBus; ++b) p.push_back(std::atan2(V0[2 * b + 1], V0[2 * b]));
+    return p;
   }
   std::vector<std::string> parameterNames() const override {
-    return {"P1", "P2", "P3", "Q1", "Q2", "Q3", "t_on", "t_off", "KA1", "KA2", "KA3"};
+    std::vector<std::string> n = {"P1", "P2", "P3", "Q1", "Q2", "Q3", "t_on", "t_off", "KA1", "KA2", "KA3"};
+    for (PetscInt b = 0; b < nBus; ++b) n.push_back("Vm" + std::to_string(b + 1));
+    for (PetscInt b = 0; b < nBus; ++b) n.push_back("th" + std::to_string(b + 1));
+    return n;
   }
 
   PetscInt numGuards() const override { return 4 * nGen; }
@@ -454,13 +468,17 @@ static PetscErrorCode writeStates(TS, PetscInt step, PetscReal t, Vec u, void *c
 static PetscErrorCode printGradientTable(const char *title, const std::vector<std::vector<PetscScalar>> &g, const std::vector<std::string> &names) {
   PetscFunctionBeginUser;
   if (g.empty()) PetscFunctionReturn(0);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-4s", title, "cost"));
-  for (const auto &n : names) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %13s", ("d/d" + n).c_str()));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-  for (size_t k = 0; k < g.size(); ++k) {
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-3zu", k + 1));
-    for (auto v : g[k]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " % 13.6e", (double)v));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n", title));
+  for (size_t j0 = 0; j0 < names.size(); j0 += 10) {  // blocks of 10 columns
+    const size_t j1 = std::min(names.size(), j0 + 10);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-4s", "cost"));
+    for (size_t j = j0; j < j1; ++j) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %13s", ("d/d" + names[j]).c_str()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
+    for (size_t k = 0; k < g.size(); ++k) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-3zu", k + 1));
+      for (size_t j = j0; j < j1; ++j) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " % 13.6e", (double)g[k][j]));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
+    }
   }
   PetscFunctionReturn(0);
 }
@@ -488,8 +506,8 @@ int main(int argc, char **argv) {
     }
 
     std::vector<PetscReal> p = grid.defaultParameters();
-    const char *pn[] = {"-P1", "-P2", "-P3", "-Q1", "-Q2", "-Q3", "-t_on", "-t_off", "-KA1", "-KA2", "-KA3"};
-    for (PetscInt k = 0; k < nParams; ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, pn[k], &p[k], nullptr));
+    const auto pnames = grid.parameterNames();
+    for (PetscInt k = 0; k < nParams; ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
     PetscCheck(p[pTon] < p[pToff], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied before it is cleared (t_on < t_off)");
 
     Solver solver(grid);
