@@ -13,6 +13,8 @@
 //   * A whole hybrid solve (CN, DAE, several engage/release events with a reset, a
 //     p-dependent time event): event list, final state, objective, forward and adjoint
 //     gradients equal the dense model's; the local adjoint equals its forward gradient.
+//   * The local gradient against central finite differences of the whole solve and the Taylor
+//     test (serial, CN and BEULER, ≤ 1e-6).
 //   * Declaration errors are reported by setUp(), use before setUp() is refused.
 #include "ad_support.hpp"
 #include "ring_models.hpp"
@@ -223,6 +225,17 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
             VecDestroy(&g);
             ++k;
           }
+          if (part == 1) {  // ∂r/∂t: both paths and the template differentiated here
+            std::vector<DFad> uf(u.begin(), u.end()), pf(p.begin(), p.end());
+            const double rt = costDense.integrand<DFad>(DFad(1, 0, t), uf.data(), pf.data(), d).dx(0);
+            std::vector<PetscScalar> loc(2, 0.0), sum(2);
+            ASSERT_EQ(costDense.integrandTimeDerivative(t, ud, c, &loc[0]), 0);
+            ASSERT_EQ(costLocal.integrandTimeDerivative(t, ul, c, &loc[1]), 0);
+            MPI_Allreduce(loc.data(), sum.data(), 2, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+            worst("integrandTimeDerivative (ADCost)" + at, {rt}, {sum[0]});
+            worst("integrandTimeDerivative (local)" + at, {rt}, {sum[1]});
+            EXPECT_NE(rt, 0.0);
+          }
           worst(name + " value" + at, {val[0]}, {val[1]});
           worst(name + " _u" + at, gu[0], gu[1]);
           worst(name + " _p" + at, gp[0], gp[1]);
@@ -272,6 +285,20 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
   EXPECT_EQ(te.name, tl.name);
   worst("timeEvent", {te.time}, {tl.time});
   worst("timeEvent dT/dp", te.dtime_dp, tl.dtime_dp);
+  {  // T_pp δp: both paths, nonzero, and against differences of ∂T/∂p
+    const SecondOrderModel &sd = dense, &sl = local;
+    std::vector<PetscScalar> hd(NP), hl(NP), fd(NP);
+    const std::vector<double> dp = Lcg(11).vec(NP);
+    ASSERT_EQ(sd.timeEventHessianProduct(0, p, dp.data(), hd.data()), 0);
+    ASSERT_EQ(sl.timeEventHessianProduct(0, p, dp.data(), hl.data()), 0);
+    worst("timeEventHessianProduct", hd, hl);
+    std::vector<double> pp = p, pm = p;
+    for (PetscInt k = 0; k < NP; ++k) pp[k] += 1e-5 * dp[k], pm[k] -= 1e-5 * dp[k];
+    const auto gp = local.timeEvent(0, pp).dtime_dp, gm = local.timeEvent(0, pm).dtime_dp;
+    for (PetscInt k = 0; k < NP; ++k) fd[k] = (gp[k] - gm[k]) / 2e-5;
+    EXPECT_LE(relDiffInf(hl, fd), 1e-7);
+    EXPECT_GT(maxAbs(hl), 1e-3);
+  }
   PetscPrintf(PETSC_COMM_WORLD, "local vs dense: %d comparisons, worst relative difference %.2e (%s)\n", worst.compared, worst.value,
               worst.where.c_str());
   EXPECT_LE(worst.value, 1e-14) << worst.where;
@@ -381,7 +408,7 @@ Result solveRing(HybridModel &m, CostFunction &cost, const char *extra = "") {
   EXPECT_EQ(s.setFromOptions(), 0);
   TSSetType(s.ts(), TSCN);
   TSSetTimeStep(s.ts(), 0.02);
-  TSSetMaxTime(s.ts(), 4.0);
+  TSSetMaxTime(s.ts(), 2.0);  // time event, engage, release with its reset (short: MPI tests on 2 cores)
   EXPECT_EQ(s.setFromOptions(), 0);
   s.setForwardSensitivities(true);
   s.setAdjoint(true);
@@ -426,6 +453,34 @@ TEST_F(LocalVsDense, HybridSolveForwardAndAdjointEqualTheDenseModel) {
   EXPECT_LE(self.value, 1e-12) << self.where;
   // Non-vacuous: every parameter matters.
   for (PetscInt k = 0; k < NP; ++k) EXPECT_GT(std::abs(l.adj[k]), 1e-6) << "dJ/dp" << k;
+}
+
+// The third check of the local path's gradient: central finite differences of the whole hybrid
+// solve and the Taylor test (hybridsens/verify.hpp), serial, CN and BEULER. With the engine's
+// discrete-exact event derivative the gradient is the exact derivative of the computed
+// objective, so FD agree to 1e-6 at the test's moderate step.
+TEST_F(LocalVsDense, LocalGradientAgreesWithFiniteDifferences) {
+  PetscMPIInt size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  if (size > 1) GTEST_SKIP() << "serial check (the distributed gradient equals the dense one above)";
+  ScopedOptions o("-ts_adapt_type none");
+  for (const char *type : {TSCN, TSBEULER}) {
+    Solver s(local);
+    s.addCost(costLocal);
+    ASSERT_EQ(s.setFromOptions(), 0);
+    TSSetType(s.ts(), type);
+    TSSetTimeStep(s.ts(), 0.02);
+    TSSetMaxTime(s.ts(), 4.0);
+    ASSERT_EQ(s.setFromOptions(), 0);
+    GradientCheckOptions opt;
+    GradientCheckReport rep;
+    EXPECT_EQ(checkGradient(s, opt, rep), 0) << type;
+    EXPECT_GE(s.events().size(), 3u) << type;  // the time event, engage and release at least
+    EXPECT_TRUE(rep.passed) << type;
+    EXPECT_LE(rep.adjointVsForward, 1e-12) << type;
+    EXPECT_LE(rep.adjointVsFD, 1e-6) << type;
+    EXPECT_GT(rep.taylorOrder, 1.8) << type;
+  }
 }
 
 // ---- declaration errors ---------------------------------------------------------------------

@@ -271,8 +271,11 @@ public:
         for (int i = 0; i < s.np; ++i) p[i] = FadU(z.p[par_[s.p0 + i]]);
         for (int w = 0; w < s.nw; ++w) f[w] = 0.0;
         k_[k].template residual<FadU>(FadU(z.t), u.data(), p.data(), z.d, f.data());
-        for (int w = 0; w < s.nw; ++w)
-          for (int i = 0; i < s.nr; ++i) vals[w * s.nr + i] = f[w].dx(i);
+        PetscScalar *row = vals.data();
+        for (int w = 0; w < s.nw; ++w, row += s.nr) {
+          const FadU &fw = f[w];
+          for (int i = 0; i < s.nr; ++i) row[i] = fw.dx(i);
+        }
         PetscCall(MatSetValues(J, s.nw, &writeGlob_[s.w0], s.nr, &readGlob_[s.r0], vals.data(), ADD_VALUES));
       }
     }
@@ -580,6 +583,8 @@ public:
   virtual PetscScalar value(CostPart part, PetscInt i, const Point &z) const = 0;
   // gw[readPos] += ∂/∂u, gp += ∂/∂p.
   virtual void gradient(CostPart part, PetscInt i, const Point &z, PetscScalar *gw, PetscScalar *gp) const = 0;
+  // Σ ∂/∂t over the instances.
+  virtual PetscScalar timeDerivative(CostPart part, PetscInt i, const Point &z) const = 0;
   virtual void hessian(CostPart part, PetscInt i, const Point &z, const Direction2 &dir, const Output2 &out) const = 0;
 };
 
@@ -638,6 +643,21 @@ public:
       for (int j = 0; j < s.nr; ++j) gw[readPos_[s.r0 + j]] += v.dx(j);
       for (int j = 0; j < s.np; ++j) gp[par_[s.p0 + j]] += v.dx(s.nr + j);
     }
+  }
+
+  PetscScalar timeDerivative(CostPart part, PetscInt i, const Point &z) const override {
+    PetscScalar sum = 0;
+    Buf<Dir, NR_> u;
+    Buf<Dir, NP_> p;
+    const Dir t(1, 0, z.t);
+    for (size_t k = 0; k < k_.size(); ++k) {
+      const Slots &s = slots_[k];
+      u.resize(s.nr), p.resize(s.np);
+      for (int j = 0; j < s.nr; ++j) u[j] = Dir(z.x[readPos_[s.r0 + j]]);
+      for (int j = 0; j < s.np; ++j) p[j] = Dir(z.p[par_[s.p0 + j]]);
+      sum += eval<Dir>(k_[k], part, i, t, u.data(), p.data(), z.d).dx(0);
+    }
+    return sum;
   }
 
   void hessian(CostPart part, PetscInt i, const Point &z, const Direction2 &dir, const Output2 &out) const override {
