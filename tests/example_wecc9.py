@@ -11,6 +11,8 @@ Checks:
     (1.0025, 1.2025): with a fixed step the computed objective has a kink in t_on/t_off where the
     time event crosses a grid point (the step that contains it changes), so at a grid point the
     one-sided derivatives differ by O(dt²) and a central difference averages them;
+  * a longer fault (cleared at 1.3025 s, T = 2) with several limiter hits and releases by state
+    events: adjoint = forward, and FD ≤ 1e-6 for P2, KA2 and t_off;
   * a Taylor test along a mixed direction (P2, t_off, KA3): remainder falls like ε²;
   * must-fail: with -hs_test_drop_event_time_term the gradient is wrong by > 1 % (the clearing
     time's derivative vanishes, KA3's changes);
@@ -102,6 +104,34 @@ for j in map(index, SAMPLE):
         worst = max(worst, err)
         print(f"    H{k + 1} d/d{NAMES[j]:5s} adjoint {grad[k][j]: .12e}  FD {fd: .12e}  rel {err:.1e}")
 check(worst <= 1e-6, f"adjoint vs central FD: {worst:.2e} <= 1e-6")
+
+# ---- several hits and releases: a longer fault (cleared at 1.3025 s), T = 2 ------------------
+LONG = list(DEFAULT)
+LONG[index("t_off")] = 1.3025
+lopts = ["-ts_max_time", "2.0"]
+lb = run(at(LONG) + lopts + ["-hs_forward", "-hs_adjoint"])
+lev = limiter_events(lb)
+hits = sum(1 for g, f, t in lev if "hits" in g)
+leaves = sum(1 for g, f, t in lev if "leaves" in g)
+print("  long fault limiter events:", [(g, round(e["time"], 6)) for (g, _, _), e in zip(lev, [e for e in lb["events"] if e["from"][1:] != e["to"][1:]])])
+check(hits >= 3 and leaves >= 3, f"long fault: {hits} hits and {leaves} releases by state events")
+lgrad = lb["gradient"]["p"]
+af = relmax(lgrad, lb["forward_gradient"]["p"])
+check(af <= 1e-12, f"long fault: adjoint = forward {af:.2e}")
+lscale = max(abs(x) for row in lgrad for x in row)
+worst = 0
+for j in map(index, ("P2", "KA2", "t_off")):
+    h = 1e-6 * max(abs(LONG[j]), 1e-2)
+    pp, pm = list(LONG), list(LONG)
+    pp[j] += h
+    pm[j] -= h
+    sp, sm = run(at(pp) + lopts), run(at(pm) + lopts)
+    check(len(limiter_events(sp)) == len(limiter_events(sm)) == len(lev), f"long fault: d/d{NAMES[j]} keeps the event sequence")
+    for k in range(3):
+        fd = (sp["objective"][k] - sm["objective"][k]) / (2 * h)
+        worst = max(worst, abs(fd - lgrad[k][j]) / lscale)
+        print(f"    H{k + 1} d/d{NAMES[j]:5s} adjoint {lgrad[k][j]: .12e}  FD {fd: .12e}")
+check(worst <= 1e-6, f"long fault: adjoint vs central FD {worst:.2e} <= 1e-6")
 
 # ---- Taylor test along (P2, t_off, KA3) -----------------------------------------------------
 v = [0.0] * len(DEFAULT)
