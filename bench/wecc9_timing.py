@@ -6,9 +6,9 @@ final times (Table VI style). A measurement, not a test: nothing is asserted.
 
 Runs examples/wecc9 (CN, dt = 0.01, fault at bus 9 on [1.0, 1.2]) to T = 5 as
   * simulation only,
-  * forward sensitivities for the 11 parameters (-hs_forward_u0 -1),
-  * forward sensitivities for the 11 parameters and 27 initial differential states,
-  * adjoint (3 costs, gradients w.r.t. 11 parameters and the initial state),
+  * forward sensitivities for the 29 parameters (-hs_forward_u0 -1),
+  * forward sensitivities for the 29 parameters and 27 initial differential states,
+  * adjoint (3 costs, gradients w.r.t. 29 parameters and the initial state),
 and prints the best-of-reps time of Solver::solve() (the example's "timing:" line; the adjoint
 and forward times include their forward solve), plus ratios measured in this run.
 """
@@ -32,8 +32,8 @@ def timed(opts):
 
 cases = [
     ("simulation", ["-hs_forward_u0", "-1"]),
-    ("forward, 11 parameters", ["-hs_forward", "-hs_forward_u0", "-1"]),
-    ("forward, 11 parameters + 27 u0", ["-hs_forward"]),
+    ("forward, 29 parameters", ["-hs_forward", "-hs_forward_u0", "-1"]),
+    ("forward, 29 parameters + 27 u0", ["-hs_forward"]),
     ("adjoint, 3 costs (p and u0)", ["-hs_adjoint"]),
 ]
 times = {name: timed(opts) for name, opts in cases}
@@ -41,11 +41,11 @@ sim = times["simulation"]
 print(f"wecc9 timings (T = 5, 500 CN steps, best of {a.reps}):")
 for name, _ in cases:
     print(f"  {name:34s} {times[name]:8.4f} s   {times[name] / sim:5.2f} x simulation")
-print(f"  forward(11) / adjoint: {times['forward, 11 parameters'] / times['adjoint, 3 costs (p and u0)']:.2f}   "
-      f"forward(38) / adjoint: {times['forward, 11 parameters + 27 u0'] / times['adjoint, 3 costs (p and u0)']:.2f}")
+print(f"  forward(29) / adjoint: {times['forward, 29 parameters'] / times['adjoint, 3 costs (p and u0)']:.2f}   "
+      f"forward(56) / adjoint: {times['forward, 29 parameters + 27 u0'] / times['adjoint, 3 costs (p and u0)']:.2f}")
 print("  seed 002 Table VII (9-bus, with governors): simulation 0.03 s, forward 0.12 s, adjoint 0.05 s")
 
-print("forward vs adjoint, max |difference| over H_1..H_3 and the 11 parameters (Table VI style):")
+print("forward vs adjoint, max |difference| over H_1..H_3 and the 29 parameters (Table VI style):")
 for T in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.5, 5.0):
     with tempfile.TemporaryDirectory() as d:
         s = os.path.join(d, "s.json")
