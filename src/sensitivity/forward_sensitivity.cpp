@@ -54,7 +54,7 @@ PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
   PetscCall(MatAssemblyEnd(S_, MAT_FINAL_ASSEMBLY));
   if (dyn.isDAE()) {
     // Consistent initial sensitivities: S_y = -g_y⁻¹(g_x S_x + g_p), i.e. A S = [S_x; -g_p].
-    Vec rhs, gp;
+    Vec rhs;
     PetscCall(VecDuplicate(u0, &rhs));
     PetscCall(dyn.setConsistencyPoint(t0, u0, dyn.mode));
     if (np) PetscCall(dyn.rhsJacobianP(t0, u0, dyn.mode));
