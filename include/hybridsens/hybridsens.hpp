@@ -7,4 +7,5 @@
 #include "hybridsens/options.hpp"
 #include "hybridsens/objective.hpp"
 #include "hybridsens/solver.hpp"
+#include "hybridsens/tao.hpp"
 #include "hybridsens/verify.hpp"
