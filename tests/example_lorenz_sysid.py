@@ -8,8 +8,10 @@ Asserted:
     and equals central differences of the adjoint gradient (≤ 1e-7, -hs_check_hessian);
   * from q0 = (20, 75, 10, 10, 15) TAO BNTR with the exact Hessian recovers the truth to ≤ 1e-8
     relative, assembled and matrix-free; BLMVM with the adjoint gradient too; BLMVM with TAO's
-    finite-difference gradient needs several times more simulations than with the adjoint;
-  * 2 ranks give the serial Newton fit.
+    finite-difference gradient needs several times more simulations per iteration (run for 10
+    iterations only: the whole FD fit takes ~10 s);
+  * 2 ranks give the serial Hessian at q0 (a whole fit at 2 ranks takes minutes on a loaded
+    2-core machine: every step of this 3-state model is a handful of collectives).
 """
 import argparse, json, os, re, subprocess, sys, tempfile
 
@@ -44,7 +46,7 @@ def run(opts, np=1):
 
 
 # Truth check, all three fits, derivatives at q0.
-r = run(["-check_truth", "-fit", "all", "-hs_hessian", "-hs_adjoint"])
+r = run(["-check_truth", "-fit", "newton,blmvm,fd", "-fd_tao_max_it", "10", "-hs_hessian", "-hs_adjoint"])
 m = re.search(r"check_truth: .*forward-over-adjoint ([0-9.e+-]+), hybrid ([0-9.e+-]+)", r["stdout"])
 check("truth check printed", m is not None, "")
 if m:
@@ -60,8 +62,9 @@ for name in ("newton", "blmvm"):
     check(f"{name} recovers the truth", f["max_rel_error"] <= 1e-8 and f["reason"].startswith("CONVERGED"),
           f"max rel {f['max_rel_error']:.2e} after {f['iterations']} iterations ({f['reason']})")
 check("newton used the Hessian", fits["newton"]["hessians"] > 0, f"{fits['newton']['hessians']} Hessians")
-check("FD gradients need more simulations than adjoint gradients", fits["fd"]["solves"] > 3 * fits["blmvm"]["solves"],
-      f"{fits['fd']['solves']} vs {fits['blmvm']['solves']} solves ({fits['fd']['reason']}, max rel {fits['fd']['max_rel_error']:.1e})")
+per_it = lambda f: f["solves"] / max(f["iterations"], 1)
+check("FD gradients need more simulations per iteration than adjoint gradients", per_it(fits["fd"]) > 3 * per_it(fits["blmvm"]),
+      f"{per_it(fits['fd']):.1f} vs {per_it(fits['blmvm']):.1f} solves per iteration")
 
 # Forward-over-adjoint vs hybrid at q0, and the FD check of the Hessian.
 r2 = run(["-fit", "none", "-hs_hessian", "-hs_hessian_method", "foa", "-hs_check_hessian"])
@@ -75,9 +78,9 @@ check("Hessian = FD of adjoint gradients at q0 (<= 1e-7)", m is not None and flo
 r3 = run(["-fit", "newton", "-hs_tao_hessian", "matrix_free"])
 f = r3["fits"]["newton"]
 check("matrix-free Newton recovers the truth", f["max_rel_error"] <= 1e-8, f"max rel {f['max_rel_error']:.2e}, {f['hessians']} products")
-r4 = run(["-fit", "newton"], np=2)
-q1, q2 = fits["newton"]["q"], r4["fits"]["newton"]["q"]
-d = max(abs(a - b) / abs(b) for a, b in zip(q1, q2))
-check("2 ranks: same Newton fit", d <= 1e-12 and r4["fits"]["newton"]["iterations"] == fits["newton"]["iterations"], f"{d:.2e}")
+r4 = run(["-fit", "none", "-hs_hessian"], np=2)
+H4 = r4["summary"]["hessian"][0]
+d = max(abs(H[i][j] - H4[i][j]) for i in range(5) for j in range(5)) / scale
+check("2 ranks: the serial Hessian at q0", d <= 1e-12, f"{d:.2e}")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
