@@ -98,23 +98,23 @@ PetscErrorCode HessianSweeps::thetaTangentStep(PetscInt n, const HessianDirectio
 // H_k[l][j] += scale · Z_lᵀ (∇²(w·f) + rWeight ∇²r_k)(x) Z_j,  Z_j = (dx_j, Vp_j).
 PetscErrorCode HessianSweeps::accumulateQuadratic(size_t k, PetscReal t, Vec x, const DiscreteState &d, Vec w, PetscReal rWeight,
                                                   PetscReal scale, const std::vector<Vec> &dx, const HessianDirections &V) {
+  std::vector<const PetscScalar *> z(m_);
   PetscFunctionBeginUser;
   if (scale == 0) PetscFunctionReturn(0);
   for (size_t j = 0; j < m_; ++j) {
     const PetscScalar *ha;
     PetscCall(lagrangianProduct(k, t, x, d, w, rWeight, dx[j], V.vp[j].data(), hu_, hp_));
+    for (size_t l = 0; l < m_; ++l) PetscCall(VecGetArrayRead(dx[l], &z[l]));
     PetscCall(VecGetArrayRead(hu_, &ha));
     for (size_t l = 0; l < m_; ++l) {
-      const PetscScalar *za;
       PetscScalar dloc = 0, dglob = 0;
-      PetscCall(VecGetArrayRead(dx[l], &za));
-      for (PetscInt i = 0; i < nloc_; ++i) dloc += za[i] * ha[i];
-      PetscCall(VecRestoreArrayRead(dx[l], &za));
+      for (PetscInt i = 0; i < nloc_; ++i) dloc += z[l][i] * ha[i];
       for (PetscInt q = 0; q < np_; ++q) dglob += V.vp[l][q] * hp_[q];
       hLocal_[k][l][j] += scale * dloc;
       hGlobal_[k][l][j] += scale * dglob;
     }
     PetscCall(VecRestoreArrayRead(hu_, &ha));
+    for (size_t l = 0; l < m_; ++l) PetscCall(VecRestoreArrayRead(dx[l], &z[l]));
   }
   PetscFunctionReturn(0);
 }
