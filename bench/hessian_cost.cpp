@@ -45,7 +45,7 @@ namespace {
 
 constexpr PetscReal kKappa = 0.5;
 
-class LogisticChain : public HybridModel, public ModelHessianProducts {
+class LogisticChain : public HybridModel, public SecondOrderModel {
 public:
   LogisticChain(PetscInt n, PetscInt m) : n_(n), m_(m) { MPI_Comm_rank(PETSC_COMM_WORLD, &rank_); }
   PetscInt localSize() const override { return rank_ == 0 ? n_ : 0; }
@@ -100,28 +100,34 @@ public:
     PetscFunctionReturn(0);
   }
   // h = Σ w_i p_j x_i (1 − x_i) (+ linear terms): h_{x_i x_i} = −2 w_i p_j, h_{x_i p_j} = w_i (1 − 2 x_i).
-  PetscErrorCode rhsHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec w, Vec v, const PetscScalar *vp, Vec hu,
-                                   PetscScalar *hp) const override {
+  // The Hessian driver passes the full direction (0, v, vp) and wants (hu, hp) (hessian.hpp).
+  PetscErrorCode rhsHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec w, const SecondOrderDirection &dir,
+                                   const SecondOrderOutput &out) const override {
     const PetscScalar *x, *W, *V;
     PetscScalar *h;
     PetscFunctionBeginUser;
+    PetscCheck(dir.du && dir.dp && out.u && out.p, PETSC_COMM_SELF, PETSC_ERR_SUP, "bench model: full direction and outputs only");
     PetscCall(VecGetArrayRead(u, &x));
     PetscCall(VecGetArrayRead(w, &W));
-    PetscCall(VecGetArrayRead(v, &V));
-    PetscCall(VecGetArray(hu, &h));
+    PetscCall(VecGetArrayRead(dir.du, &V));
+    PetscCall(VecGetArray(out.u, &h));
+    for (PetscInt j = 0; j < m_; ++j) out.p[j] = 0;
     for (PetscInt i = 0; i < localSize(); ++i) {
       const PetscInt j = i % m_;
       const PetscReal mixed = W[i] * (1 - 2 * x[i]);
-      h[i] = -2 * W[i] * c.p[j] * V[i] + mixed * vp[j];
-      hp[j] += mixed * V[i];
+      h[i] = -2 * W[i] * c.p[j] * V[i] + mixed * dir.dp[j];
+      out.p[j] += mixed * V[i];
     }
-    PetscCall(VecRestoreArray(hu, &h));
-    PetscCall(VecRestoreArrayRead(v, &V));
+    PetscCall(VecRestoreArray(out.u, &h));
+    PetscCall(VecRestoreArrayRead(dir.du, &V));
     PetscCall(VecRestoreArrayRead(w, &W));
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
-  PetscErrorCode initialStateHessianProduct(const ModeContext &, Vec, const PetscScalar *, PetscScalar *) const override { return 0; }
+  PetscErrorCode initialStateHessianProduct(const ModeContext &, Vec, const PetscScalar *, PetscScalar *outP) const override {
+    for (PetscInt j = 0; j < m_; ++j) outP[j] = 0;  // u0 does not depend on p
+    return 0;
+  }
 
 private:
   PetscInt n_, m_;
@@ -129,7 +135,7 @@ private:
 };
 
 // Σ_i (x_i − 0.5)² at t = 0.1 k, plus ∫ Σ x_i² dt.
-class Fit : public CostFunction, public CostHessianProducts {
+class Fit : public CostFunction, public SecondOrderCost {
 public:
   std::string name() const override { return "fit"; }
   std::vector<PetscReal> measurementTimes() const override {
@@ -146,20 +152,29 @@ public:
     PetscCall(VecScale(g, 2.0));
     PetscFunctionReturn(0);
   }
-  PetscErrorCode measurementHessianProduct(PetscInt, PetscReal, Vec, const ModeContext &, Vec v, const PetscScalar *, Vec hu,
-                                           PetscScalar *) const override {
-    return VecAXPBY(hu, 2.0, 0.0, v);
+  PetscErrorCode measurementHessianProduct(PetscInt, PetscReal, Vec, const ModeContext &c, const SecondOrderDirection &dir,
+                                           const SecondOrderOutput &out) const override {
+    return twice(c, dir, out);
   }
   PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *v) const override { return sum(u, 0.0, v); }
   PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &, Vec g, PetscScalar *) const override {
     return VecAXPBY(g, 2.0, 0.0, u);
   }
-  PetscErrorCode integrandHessianProduct(PetscReal, Vec, const ModeContext &, Vec v, const PetscScalar *, Vec hu,
-                                         PetscScalar *) const override {
-    return VecAXPBY(hu, 2.0, 0.0, v);
+  PetscErrorCode integrandHessianProduct(PetscReal, Vec, const ModeContext &c, const SecondOrderDirection &dir,
+                                         const SecondOrderOutput &out) const override {
+    return twice(c, dir, out);
   }
 
 private:
+  // H·δz = (2 δx, 0) for both parts (no parameter, no t).
+  static PetscErrorCode twice(const ModeContext &c, const SecondOrderDirection &dir, const SecondOrderOutput &out) {
+    PetscFunctionBeginUser;
+    PetscCheck(dir.du && out.u, PETSC_COMM_SELF, PETSC_ERR_SUP, "bench cost: full direction and outputs only");
+    PetscCall(VecAXPBY(out.u, 2.0, 0.0, dir.du));
+    if (out.p)
+      for (size_t j = 0; j < c.p.size(); ++j) out.p[j] = 0;
+    PetscFunctionReturn(0);
+  }
   static PetscErrorCode sum(Vec u, PetscReal shift, PetscScalar *v) {
     const PetscScalar *x;
     PetscInt n;

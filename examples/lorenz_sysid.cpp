@@ -10,7 +10,8 @@
 // At q* every residual vanishes, so ∇²J(q*) = 2 Σ_i S_iᵀ S_i with S_i = dx(t_i)/dq exactly
 // (-check_truth compares the Hessian with 2 Σ SᵀS from forward sensitivities).
 //
-// Second derivatives (all the Hessian needs besides the first-order callbacks):
+// Second derivatives (all the Hessian needs besides the first-order callbacks; the interface is
+// hybridsens/second_order.hpp):
 //   w·f = -w1 p1 (x1 − x2) + w2 (x1 (p2 − x3) − x2) + w3 (x1 x2 − p3 x3) is bilinear in (x, p):
 //   (w·f)_xx v = (w3 v2 − w2 v3, w3 v1, −w2 v1),   (w·f)_xp vp = (−w1 vp1 + w2 vp2, w1 vp1, −w3 vp3),
 //   (w·f)_px v = (w1 (v2 − v1), w2 v1, −w3 v3),    (w·f)_pp = 0;   x(0) is affine in q;   g_xx = 2 I.
@@ -51,7 +52,7 @@ static int rank0() {
 }
 
 // The whole 3-component state lives on rank 0 (other ranks own nothing).
-class Lorenz : public HybridModel, public ModelHessianProducts {
+class Lorenz : public HybridModel, public SecondOrderModel {
 public:
   PetscInt localSize() const override { return rank0() ? 3 : 0; }
   std::vector<PetscReal> defaultParameters() const override { return {10.0, 60.0, 8.0 / 3.0, 25.0, 30.0}; }
@@ -111,31 +112,43 @@ public:
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
-  PetscErrorCode rhsHessianProduct(PetscReal, Vec, const ModeContext &, Vec w, Vec v, const PetscScalar *vp, Vec hu,
-                                   PetscScalar *hp) const override {
-    const PetscScalar *W, *V;
-    PetscScalar *h;
+  // H(w·f)·δz, δz = (δt, δx, δq) (hybridsens/second_order.hpp; absent blocks are null, outputs
+  // overwritten, p part this rank's contribution). f has no t; p4, p5 do not enter f.
+  PetscErrorCode rhsHessianProduct(PetscReal, Vec, const ModeContext &, Vec w, const SecondOrderDirection &dir,
+                                   const SecondOrderOutput &out) const override {
+    const PetscScalar *W, *dx = nullptr;
+    const PetscScalar zero[3] = {0, 0, 0}, *dq = dir.dp ? dir.dp : zero;
     PetscFunctionBeginUser;
     PetscCall(VecGetArrayRead(w, &W));
-    PetscCall(VecGetArrayRead(v, &V));
-    PetscCall(VecGetArray(hu, &h));
-    if (rank0()) {
-      h[0] = W[2] * V[1] - W[1] * V[2] - W[0] * vp[0] + W[1] * vp[1];
-      h[1] = W[2] * V[0] + W[0] * vp[0];
-      h[2] = -W[1] * V[0] - W[2] * vp[2];
-      hp[0] = W[0] * (V[1] - V[0]);
-      hp[1] = W[1] * V[0];
-      hp[2] = -W[2] * V[2];
+    if (dir.du) PetscCall(VecGetArrayRead(dir.du, &dx));
+    const PetscScalar *V = rank0() && dx ? dx : zero;
+    if (out.u) {
+      PetscScalar *h;
+      PetscCall(VecGetArray(out.u, &h));
+      if (rank0()) {
+        h[0] = W[2] * V[1] - W[1] * V[2] - W[0] * dq[0] + W[1] * dq[1];
+        h[1] = W[2] * V[0] + W[0] * dq[0];
+        h[2] = -W[1] * V[0] - W[2] * dq[2];
+      }
+      PetscCall(VecRestoreArray(out.u, &h));
     }
-    PetscCall(VecRestoreArray(hu, &h));
-    PetscCall(VecRestoreArrayRead(v, &V));
+    if (out.p) {
+      for (int l = 0; l < 5; ++l) out.p[l] = 0;
+      if (rank0()) out.p[0] = W[0] * (V[1] - V[0]), out.p[1] = W[1] * V[0], out.p[2] = -W[2] * V[2];
+    }
+    if (out.t) *out.t = 0;
+    if (dir.du) PetscCall(VecRestoreArrayRead(dir.du, &dx));
     PetscCall(VecRestoreArrayRead(w, &W));
     PetscFunctionReturn(0);
   }
-  PetscErrorCode initialStateHessianProduct(const ModeContext &, Vec, const PetscScalar *, PetscScalar *) const override { return 0; }
+  // x(0) = (20, p4, p5) is affine in q: (w·x0)_qq = 0.
+  PetscErrorCode initialStateHessianProduct(const ModeContext &, Vec, const PetscScalar *, PetscScalar *outP) const override {
+    for (int l = 0; l < 5; ++l) outP[l] = 0;
+    return 0;
+  }
 };
 
-static std::vector<PetscReal> measurementTimes() {
+static std::vector<PetscReal> lorenzMeasurementTimes() {
   std::vector<PetscReal> t;
   for (int i = 0; i <= 100; ++i) t.push_back(0.01 * i);
   return t;
@@ -145,7 +158,7 @@ static std::vector<PetscReal> measurementTimes() {
 class Recorder : public CostFunction {
 public:
   std::string name() const override { return "recorder"; }
-  std::vector<PetscReal> measurementTimes() const override { return ::measurementTimes(); }
+  std::vector<PetscReal> measurementTimes() const override { return lorenzMeasurementTimes(); }
   PetscErrorCode measurement(PetscInt i, PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
     const PetscScalar *x;
     PetscFunctionBeginUser;
@@ -160,11 +173,11 @@ public:
 };
 
 // J = Σ_i |y(t_i) − x(t_i)|².
-class LeastSquares : public CostFunction, public CostHessianProducts {
+class LeastSquares : public CostFunction, public SecondOrderCost {
 public:
   explicit LeastSquares(std::vector<std::array<PetscReal, 3>> data) : y_(std::move(data)) {}
   std::string name() const override { return "least squares"; }
-  std::vector<PetscReal> measurementTimes() const override { return ::measurementTimes(); }
+  std::vector<PetscReal> measurementTimes() const override { return lorenzMeasurementTimes(); }
   PetscErrorCode measurement(PetscInt i, PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
     const PetscScalar *x;
     PetscFunctionBeginUser;
@@ -186,9 +199,18 @@ public:
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
-  PetscErrorCode measurementHessianProduct(PetscInt, PetscReal, Vec, const ModeContext &, Vec v, const PetscScalar *, Vec hu,
-                                           PetscScalar *) const override {
-    return VecAXPBY(hu, 2.0, 0.0, v);
+  // H(g_i)·δz = (2 δx, 0, 0).
+  PetscErrorCode measurementHessianProduct(PetscInt, PetscReal, Vec, const ModeContext &, const SecondOrderDirection &dir,
+                                           const SecondOrderOutput &out) const override {
+    PetscFunctionBeginUser;
+    if (out.u) {
+      if (dir.du) PetscCall(VecAXPBY(out.u, 2.0, 0.0, dir.du));
+      else PetscCall(VecZeroEntries(out.u));
+    }
+    if (out.p)
+      for (int l = 0; l < 5; ++l) out.p[l] = 0;
+    if (out.t) *out.t = 0;
+    PetscFunctionReturn(0);
   }
 
 private:
@@ -248,7 +270,7 @@ static PetscErrorCode checkTruth(Solver &solver, const std::vector<PetscReal> &t
   PetscCall(solver.computeHessian(HessianMethod::Hybrid, Hhyb));
   PetscCall(TSGetMaxTime(solver.ts(), &tmax));
   solver.setForwardSensitivities(true);
-  for (PetscReal ti : measurementTimes()) {
+  for (PetscReal ti : lorenzMeasurementTimes()) {
     std::array<std::array<PetscReal, nq>, 3> S{};
     if (ti == 0) S[1][3] = S[2][4] = 1;  // x(0) = (20, p4, p5)
     else {
@@ -291,6 +313,7 @@ static PetscErrorCode checkTruth(Solver &solver, const std::vector<PetscReal> &t
   PetscFunctionReturn(0);
 }
 
+#ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Lorenz-63 system identification with exact Hessians (hybridsens + TAO).\n"));
   {
@@ -407,3 +430,4 @@ int main(int argc, char **argv) {
   PetscCall(PetscFinalize());
   return 0;
 }
+#endif

@@ -9,8 +9,8 @@
 // d²J/dx0² = 63.125, d²J/dx0 da = -25.25.
 // Every t_i is a step boundary. In the adjoint sweep λ jumps by ∂g/∂x at each t_i; in the
 // forward sweep the measurement adds g_x S(t_i). The Hessian (-hs_hessian) needs the
-// second-derivative products: of w·f = -a w x² (model) and of g (cost); the second-order
-// adjoint jumps by g_xx δx at each t_i.
+// second-derivative products (hybridsens/second_order.hpp): of w·f = -a w x² (model) and of g
+// (cost); the second-order adjoint jumps by g_xx δx at each t_i.
 //
 // Run:
 //   build/examples/scalar_measurements -hs_adjoint -hs_forward
@@ -23,7 +23,7 @@
 
 using namespace hybridsens;
 
-class Riccati : public HybridModel, public ModelHessianProducts {
+class Riccati : public HybridModel, public SecondOrderModel {
 public:
   Riccati() { MPI_Comm_rank(PETSC_COMM_WORLD, &rank_); }
   PetscInt localSize() const override { return rank_ == 0 ? 1 : 0; }
@@ -57,35 +57,42 @@ public:
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
-  // h = w f = -a w x²:  h_xx = -2 a w,  h_xa = -2 w x,  h_aa = 0; x0 does not enter f.
-  PetscErrorCode rhsHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec w, Vec v, const PetscScalar *vp, Vec hu,
-                                   PetscScalar *hp) const override {
-    const PetscScalar *x, *wa, *va;
-    PetscScalar *h;
+  // H(w f)·δz for f = -a x² (hybridsens/second_order.hpp): with δz = (δt, δx, δp),
+  //   h_xx = -2 a w,  h_xa = -2 w x,  h_aa = 0;  x0 does not enter f; f has no t.
+  // Outputs are overwritten (p parts: this rank's contribution); absent blocks are null.
+  PetscErrorCode rhsHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec w, const SecondOrderDirection &dir,
+                                   const SecondOrderOutput &out) const override {
+    const PetscScalar *x, *wa, *va = nullptr;
     PetscFunctionBeginUser;
     PetscCall(VecGetArrayRead(u, &x));
     PetscCall(VecGetArrayRead(w, &wa));
-    PetscCall(VecGetArrayRead(v, &va));
-    PetscCall(VecGetArray(hu, &h));
-    if (rank_ == 0) {
-      h[0] = -2 * c.p[0] * wa[0] * va[0] - 2 * wa[0] * x[0] * vp[0];
-      hp[0] = -2 * wa[0] * x[0] * va[0];
+    if (dir.du) PetscCall(VecGetArrayRead(dir.du, &va));
+    const PetscReal X = rank_ == 0 ? x[0] : 0, W = rank_ == 0 ? wa[0] : 0, dx = va && rank_ == 0 ? va[0] : 0, da = dir.dp ? dir.dp[0] : 0;
+    if (out.u) {
+      PetscScalar *h;
+      PetscCall(VecGetArray(out.u, &h));
+      if (rank_ == 0) h[0] = -2 * c.p[0] * W * dx - 2 * W * X * da;
+      PetscCall(VecRestoreArray(out.u, &h));
     }
-    PetscCall(VecRestoreArray(hu, &h));
-    PetscCall(VecRestoreArrayRead(v, &va));
+    if (out.p) out.p[0] = -2 * W * X * dx, out.p[1] = 0;
+    if (out.t) *out.t = 0;
+    if (dir.du) PetscCall(VecRestoreArrayRead(dir.du, &va));
     PetscCall(VecRestoreArrayRead(w, &wa));
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
-  // u0 = x0 is affine in p: no second derivative.
-  PetscErrorCode initialStateHessianProduct(const ModeContext &, Vec, const PetscScalar *, PetscScalar *) const override { return 0; }
+  // u0 = x0 is affine in p: (w u0)_pp = 0.
+  PetscErrorCode initialStateHessianProduct(const ModeContext &, Vec, const PetscScalar *, PetscScalar *outP) const override {
+    outP[0] = outP[1] = 0;
+    return 0;
+  }
 
 private:
   PetscMPIInt rank_ = 0;
 };
 
 // J = Σ_i 1/x(t_i)², measured on the rank that owns x.
-class InverseSquareMeasurements : public CostFunction, public CostHessianProducts {
+class InverseSquareMeasurements : public CostFunction, public SecondOrderCost {
 public:
   InverseSquareMeasurements() {
     MPI_Comm_rank(PETSC_COMM_WORLD, &rank_);
@@ -112,18 +119,22 @@ public:
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
-  // g_xx = 6/x⁴ (g has no parameter).
-  PetscErrorCode measurementHessianProduct(PetscInt, PetscReal, Vec u, const ModeContext &, Vec v, const PetscScalar *, Vec hu,
-                                           PetscScalar *) const override {
-    const PetscScalar *x, *va;
-    PetscScalar *h;
+  // H(g)·δz: g_xx = 6/x⁴; g has no parameter and no t.
+  PetscErrorCode measurementHessianProduct(PetscInt, PetscReal, Vec u, const ModeContext &, const SecondOrderDirection &dir,
+                                           const SecondOrderOutput &out) const override {
+    const PetscScalar *x, *va = nullptr;
     PetscFunctionBeginUser;
     PetscCall(VecGetArrayRead(u, &x));
-    PetscCall(VecGetArrayRead(v, &va));
-    PetscCall(VecGetArray(hu, &h));
-    if (rank_ == 0) h[0] = 6.0 / (x[0] * x[0] * x[0] * x[0]) * va[0];
-    PetscCall(VecRestoreArray(hu, &h));
-    PetscCall(VecRestoreArrayRead(v, &va));
+    if (dir.du) PetscCall(VecGetArrayRead(dir.du, &va));
+    if (out.u) {
+      PetscScalar *h;
+      PetscCall(VecGetArray(out.u, &h));
+      if (rank_ == 0) h[0] = va ? 6.0 / (x[0] * x[0] * x[0] * x[0]) * va[0] : 0;
+      PetscCall(VecRestoreArray(out.u, &h));
+    }
+    if (out.p) out.p[0] = out.p[1] = 0;
+    if (out.t) *out.t = 0;
+    if (dir.du) PetscCall(VecRestoreArrayRead(dir.du, &va));
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }

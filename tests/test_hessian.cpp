@@ -18,6 +18,7 @@
 // a mode switch at a fixed time is differentiated exactly; a missing measurement term is caught
 // by the finite-difference check (must fail); refusals: state event, reset, p-dependent event
 // time, DAE, missing products, parameters changed since the solve.
+#include "hessian_products.hpp"
 #include "test_support.hpp"
 
 #include <hybridsens/hybridsens.hpp>
@@ -54,7 +55,7 @@ int rank() {
   return r;
 }
 
-class Pendulum : public HybridModel, public ModelHessianProducts {
+class Pendulum : public HybridModel, public hstest::ModelProducts {
 public:
   // parametersForU0: x(0), y(0) are the extra parameters p3, p4 (instead of fixed values).
   explicit Pendulum(bool parametersForU0 = false) : u0p_(parametersForU0) {}
@@ -115,7 +116,7 @@ public:
     PetscFunctionReturn(0);
   }
   // h = w·f: only the second row depends on (x, y, p) nonlinearly.
-  PetscErrorCode rhsHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec w, Vec v, const PetscScalar *vp, Vec hu,
+  PetscErrorCode product(PetscReal, Vec u, const ModeContext &c, Vec w, Vec v, const PetscScalar *vp, Vec hu,
                                    PetscScalar *hp) const override {
     Local x(u), wl(w), vl(v);
     LocalW h(hu);
@@ -143,7 +144,7 @@ protected:
   bool u0p_;
 };
 
-class Terminal : public CostFunction, public CostHessianProducts {
+class Terminal : public CostFunction, public hstest::CostProducts {
 public:
   std::string name() const override { return "terminal"; }
   bool hasTerminal() const override { return true; }
@@ -158,7 +159,7 @@ public:
     if (rank() == 0) g.a[0] = 2 * x.a[0] * x.a[1] + c.p[0], g.a[1] = x.a[0] * x.a[0], gp[0] = x.a[0];
     return 0;
   }
-  PetscErrorCode terminalHessianProduct(PetscReal, Vec u, const ModeContext &, Vec v, const PetscScalar *vp, Vec hu,
+  PetscErrorCode terminalProduct(PetscReal, Vec u, const ModeContext &, Vec v, const PetscScalar *vp, Vec hu,
                                         PetscScalar *hp) const override {
     Local x(u), vl(v);
     LocalW h(hu);
@@ -172,7 +173,7 @@ public:
 
 };
 
-class Integral : public CostFunction, public CostHessianProducts {
+class Integral : public CostFunction, public hstest::CostProducts {
 public:
   std::string name() const override { return "integral"; }
   bool hasIntegrand() const override { return true; }
@@ -190,7 +191,7 @@ public:
     }
     return 0;
   }
-  PetscErrorCode integrandHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
+  PetscErrorCode integrandProduct(PetscReal, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
                                          PetscScalar *hp) const override {
     Local x(u), vl(v);
     LocalW h(hu);
@@ -204,7 +205,7 @@ public:
   }
 };
 
-class Measurements : public CostFunction, public CostHessianProducts {
+class Measurements : public CostFunction, public hstest::CostProducts {
 public:
   explicit Measurements(bool dropSecondOrder = false) : drop_(dropSecondOrder) {
     for (int i = 0; i <= 20; ++i) t_.push_back(0.1 * i);
@@ -222,7 +223,7 @@ public:
     if (rank() == 0) g.a[0] = 2 * (x.a[0] - std::cos(t_[i])), g.a[1] = 2 * c.p[2] * x.a[1], gp[2] = x.a[1] * x.a[1];
     return 0;
   }
-  PetscErrorCode measurementHessianProduct(PetscInt, PetscReal, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
+  PetscErrorCode measurementProduct(PetscInt, PetscReal, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
                                            PetscScalar *hp) const override {
     Local x(u), vl(v);
     LocalW h(hu);
@@ -523,7 +524,7 @@ TEST(HessianRefuses, MissingProducts) {
   Tensor H;
   ErrorCapture err;
   EXPECT_NE(solver.computeHessian(HessianMethod::Auto, H), 0);
-  EXPECT_NE(err.message().find("ModelHessianProducts"), std::string::npos) << err.message();
+  EXPECT_NE(err.message().find("SecondOrderModel"), std::string::npos) << err.message();
 }
 
 // A semi-explicit DAE (x' = -p x + y, 0 = y - x²/2), with products: refused because it is a DAE.
@@ -576,7 +577,7 @@ TEST(HessianRefuses, DAE) {
 // on PETSC_COMM_SELF, solved redundantly on every rank.
 constexpr PetscInt kN = 7;
 
-class Decays : public HybridModel, public ModelHessianProducts {
+class Decays : public HybridModel, public hstest::ModelProducts {
 public:
   explicit Decays(bool distributed) : distributed_(distributed) {
     PetscMPIInt r = 0, size = 1;
@@ -615,7 +616,7 @@ public:
     }
     PetscFunctionReturn(0);
   }
-  PetscErrorCode rhsHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec w, Vec v, const PetscScalar *vp, Vec hu,
+  PetscErrorCode product(PetscReal, Vec u, const ModeContext &c, Vec w, Vec v, const PetscScalar *vp, Vec hu,
                                    PetscScalar *hp) const override {
     Local x(u), wl(w), vl(v);
     LocalW h(hu);
@@ -638,7 +639,7 @@ private:
   PetscInt lo_ = 0, hi_ = 0;
 };
 
-class DecayCosts : public CostFunction, public CostHessianProducts {
+class DecayCosts : public CostFunction, public hstest::CostProducts {
 public:
   std::string name() const override { return "decay costs"; }
   bool hasTerminal() const override { return true; }
@@ -651,7 +652,7 @@ public:
     for (PetscInt i = 0; i < size(u); ++i) g.a[i] = 3 * c.p[0] * x.a[i] * x.a[i], gp[0] += x.a[i] * x.a[i] * x.a[i];
     return 0;
   }
-  PetscErrorCode terminalHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
+  PetscErrorCode terminalProduct(PetscReal, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
                                         PetscScalar *hp) const override {
     Local x(u), vl(v);
     LocalW h(hu);
@@ -665,7 +666,7 @@ public:
     for (PetscInt i = 0; i < size(u); ++i) g.a[i] = 2 * c.p[1] * x.a[i], gp[1] += x.a[i] * x.a[i];
     return 0;
   }
-  PetscErrorCode integrandHessianProduct(PetscReal, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
+  PetscErrorCode integrandProduct(PetscReal, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
                                          PetscScalar *hp) const override {
     Local x(u), vl(v);
     LocalW h(hu);
@@ -679,7 +680,7 @@ public:
     for (PetscInt i = 0; i < size(u); ++i) g.a[i] = 2 * (x.a[i] - 0.5);
     return 0;
   }
-  PetscErrorCode measurementHessianProduct(PetscInt, PetscReal, Vec, const ModeContext &, Vec v, const PetscScalar *, Vec hu,
+  PetscErrorCode measurementProduct(PetscInt, PetscReal, Vec, const ModeContext &, Vec v, const PetscScalar *, Vec hu,
                                            PetscScalar *) const override {
     PetscFunctionBeginUser;
     PetscCall(VecAXPBY(hu, 2.0, 0.0, v));

@@ -22,48 +22,25 @@
 // a state event, a reset or a parameter-dependent event time, and any DAE, is refused with a
 // PETSc error (PETSC_ERR_SUP): second-order jump conditions are not implemented.
 //
-// What the model and the costs must provide: second-derivative products, by deriving from the
-// interfaces below (the library finds them with dynamic_cast) or by registering them with the
-// Solver. Every product is ADDED TO NOTHING: the outputs are zero on entry; vector outputs are
-// written in the owned entries, parameter outputs are this rank's contribution (the library
-// sums them over ranks), exactly like the gradient callbacks.
+// What the model and the costs must provide: second-derivative products, through the interfaces
+// of hybridsens/second_order.hpp — SecondOrderModel::rhsHessianProduct (H(λᵀf)·δz) and
+// initialStateHessianProduct ((λᵀu0)_pp δp), SecondOrderCost's terminal/integrand/measurement
+// products. The AD front ends (ad.hpp, ad_local.hpp) implement them exactly; hand-coded models
+// derive from them. The library finds them with dynamic_cast or takes them from
+// Solver::setSecondOrderModel / setSecondOrderCost. It calls them with δt = 0 (the step grid is
+// fixed) and zeroes the outputs before every call, so an implementation may write only its
+// non-zero entries; parameter outputs are this rank's contribution (summed by the library).
 #pragma once
 
 #include "hybridsens/model.hpp"
 #include "hybridsens/objective.hpp"
+#include "hybridsens/second_order.hpp"
 
 #include <vector>
 
 namespace hybridsens {
 
 class Solver;
-
-class ModelHessianProducts {
-public:
-  virtual ~ModelHessianProducts() = default;
-  // With h(u, p) = wᵀ f(t, u, p; d), the second derivatives of h applied to (v, vp):
-  //   hu = h_uu v + h_up vp   (like u),     hp = h_pu v + h_pp vp   (np entries).
-  // Called collectively.
-  virtual PetscErrorCode rhsHessianProduct(PetscReal t, Vec u, const ModeContext &c, Vec w, Vec v, const PetscScalar *vp, Vec hu,
-                                           PetscScalar *hp) const = 0;
-  // With h(p) = wᵀ u0(p):  hp = h_pp vp. Write nothing when u0 is affine in p (the usual case);
-  // it is deliberately not defaulted so that a nonlinear u0(p) cannot be forgotten.
-  virtual PetscErrorCode initialStateHessianProduct(const ModeContext &c, Vec w, const PetscScalar *vp, PetscScalar *hp) const = 0;
-};
-
-// For φ = ψ (terminal), r (integrand), g_i (measurement i) of a cost: the Hessian of φ in (u, p)
-// applied to (v, vp):  hu = φ_uu v + φ_up vp,  hp = φ_pu v + φ_pp vp. Only the parts the cost
-// declares are called; the defaults are errors naming what is missing.
-class CostHessianProducts {
-public:
-  virtual ~CostHessianProducts() = default;
-  virtual PetscErrorCode terminalHessianProduct(PetscReal t, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
-                                                PetscScalar *hp) const;
-  virtual PetscErrorCode integrandHessianProduct(PetscReal t, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp, Vec hu,
-                                                 PetscScalar *hp) const;
-  virtual PetscErrorCode measurementHessianProduct(PetscInt i, PetscReal t, Vec u, const ModeContext &c, Vec v, const PetscScalar *vp,
-                                                   Vec hu, PetscScalar *hp) const;
-};
 
 // How a full Hessian is formed (-hs_hessian_method auto|foa|hybrid).
 //   ForwardOverAdjoint: n_q second-order adjoints (one reverse sweep carrying all of them);

@@ -56,15 +56,15 @@ public:
   bool adjoint() const { return adjoint_; }
   // Hessians (hybridsens/hessian.hpp) with respect to (parameters, chosen initial-state
   // components), from the trajectory of the last solve — no re-solve. The model and the costs
-  // provide second-derivative products (ModelHessianProducts / CostHessianProducts, found by
-  // dynamic_cast, or registered here).
+  // provide second-derivative products (SecondOrderModel / SecondOrderCost of
+  // hybridsens/second_order.hpp, found by dynamic_cast, or registered here).
   // -hs_hessian: the full Hessian of every cost after each solve (-hs_hessian_method auto|foa|hybrid).
   void setHessian(bool on) { hessianOn_ = on; }
   bool hessianRequested() const { return hessianOn_; }
   void setHessianMethod(HessianMethod m) { hessianMethod_ = m; }
   HessianMethod hessianMethod() const { return hessianMethod_; }
-  void setModelHessianProducts(const ModelHessianProducts &h) { modelHessian_ = &h; }
-  void setCostHessianProducts(const CostFunction &c, const CostHessianProducts &h);
+  void setSecondOrderModel(const SecondOrderModel &h) { modelHessian_ = &h; }
+  void setSecondOrderCost(const CostFunction &c, const SecondOrderCost &h);
   // H_k v_j for every cost k and direction v_j (n_q = np + #u0 entries each): Hv[k][j].
   PetscErrorCode hessianVectorProducts(const std::vector<std::vector<PetscScalar>> &v, std::vector<std::vector<std::vector<PetscScalar>>> &Hv);
   // Full Hessians H[k][i][j] by the given method (Auto: see HessianMethod); `used` reports it.
@@ -128,8 +128,8 @@ private:
   std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_, adjGradP_, adjGradU0_;
   bool hessianOn_ = false;
   HessianMethod hessianMethod_ = HessianMethod::Auto, hessianUsed_ = HessianMethod::Auto;
-  const ModelHessianProducts *modelHessian_ = nullptr;
-  std::vector<std::pair<const CostFunction *, const CostHessianProducts *>> costHessians_;
+  const SecondOrderModel *modelHessian_ = nullptr;
+  std::vector<std::pair<const CostFunction *, const SecondOrderCost *>> costHessians_;
   std::vector<std::vector<std::vector<PetscScalar>>> hessian_;
   std::vector<PetscReal> solvedParams_;  // parameters of the trajectory the sweeps differentiate
 };

@@ -12,7 +12,7 @@
 
 namespace hybridsens {
 
-void Solver::setCostHessianProducts(const CostFunction &c, const CostHessianProducts &h) { costHessians_.push_back({&c, &h}); }
+void Solver::setSecondOrderCost(const CostFunction &c, const SecondOrderCost &h) { costHessians_.push_back({&c, &h}); }
 
 template <class F> PetscErrorCode Solver::withHessianSweeps(F &&f) {
   MPI_Comm comm = model_.comm();
@@ -20,20 +20,20 @@ template <class F> PetscErrorCode Solver::withHessianSweeps(F &&f) {
   PetscCheck(engine_ && costEval_ && engine_->trajectory().size() > 1, comm, PETSC_ERR_ARG_WRONGSTATE, "Hessians need a solve() first");
   PetscCheck(solvedParams_ == params_, comm, PETSC_ERR_ARG_WRONGSTATE,
              "the parameters changed since the last solve(): solve again before asking for Hessians");
-  const ModelHessianProducts *mh = modelHessian_ ? modelHessian_ : dynamic_cast<const ModelHessianProducts *>(&model_);
+  const SecondOrderModel *mh = modelHessian_ ? modelHessian_ : dynamic_cast<const SecondOrderModel *>(&model_);
   PetscCheck(mh, comm, PETSC_ERR_ARG_WRONGSTATE,
-             "Hessians need second-derivative products of the model: derive the model from hybridsens::ModelHessianProducts "
-             "(hybridsens/hessian.hpp) or register them with Solver::setModelHessianProducts()");
-  std::vector<const CostHessianProducts *> ch;
+             "Hessians need second-derivative products of the model: derive the model from hybridsens::SecondOrderModel "
+             "(hybridsens/second_order.hpp; the AD front ends do) or register them with Solver::setSecondOrderModel()");
+  std::vector<const SecondOrderCost *> ch;
   for (const CostFunction *c : costs_) {
-    const CostHessianProducts *h = nullptr;
+    const SecondOrderCost *h = nullptr;
     for (auto &kv : costHessians_)
       if (kv.first == c) h = kv.second;
-    if (!h) h = dynamic_cast<const CostHessianProducts *>(c);
+    if (!h) h = dynamic_cast<const SecondOrderCost *>(c);
     const bool needed = c->hasTerminal() || c->hasIntegrand() || !c->measurementTimes().empty();
     PetscCheck(h || !needed, comm, PETSC_ERR_ARG_WRONGSTATE,
-               "Hessians need second-derivative products of cost '%s': derive it from hybridsens::CostHessianProducts "
-               "(hybridsens/hessian.hpp) or register them with Solver::setCostHessianProducts()",
+               "Hessians need second-derivative products of cost '%s': derive it from hybridsens::SecondOrderCost "
+               "(hybridsens/second_order.hpp; ADCost does) or register them with Solver::setSecondOrderCost()",
                c->name().c_str());
     ch.push_back(h);
   }

@@ -6,22 +6,6 @@
 
 namespace hybridsens {
 
-// ---- defaults of the cost interface: a declared part needs its product ---------------------
-
-PetscErrorCode CostHessianProducts::terminalHessianProduct(PetscReal, Vec, const ModeContext &, Vec, const PetscScalar *, Vec,
-                                                           PetscScalar *) const {
-  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost declares a terminal part but does not implement terminalHessianProduct() (needed for Hessians)");
-}
-PetscErrorCode CostHessianProducts::integrandHessianProduct(PetscReal, Vec, const ModeContext &, Vec, const PetscScalar *, Vec,
-                                                            PetscScalar *) const {
-  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost declares an integrand but does not implement integrandHessianProduct() (needed for Hessians)");
-}
-PetscErrorCode CostHessianProducts::measurementHessianProduct(PetscInt, PetscReal, Vec, const ModeContext &, Vec, const PetscScalar *,
-                                                              Vec, PetscScalar *) const {
-  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP,
-          "cost declares measurement times but does not implement measurementHessianProduct() (needed for Hessians)");
-}
-
 const char *hessianMethodName(HessianMethod m) {
   switch (m) {
   case HessianMethod::ForwardOverAdjoint: return "foa";
@@ -32,10 +16,24 @@ const char *hessianMethodName(HessianMethod m) {
 
 // ---- SecondOrderCallbacks -----------------------------------------------------------------
 
-SecondOrderCallbacks::SecondOrderCallbacks(Dynamics &dyn, CostEvaluator &costs, const ModelHessianProducts &model,
-                                           std::vector<const CostHessianProducts *> costProducts)
+SecondOrderCallbacks::SecondOrderCallbacks(Dynamics &dyn, CostEvaluator &costs, const SecondOrderModel &model,
+                                           std::vector<const SecondOrderCost *> costProducts)
     : dyn_(dyn), costs_(costs), model_(model), costProducts_(std::move(costProducts)) {
   for (size_t k = 0; k < costs_.size(); ++k) times_.push_back(costs_.cost(k).measurementTimes());
+}
+
+// The direction (0, v, vp) — δt = 0: the step grid does not move — and the outputs (hu, hp).
+static SecondOrderDirection direction(Vec v, const PetscScalar *vp, PetscInt np) {
+  SecondOrderDirection d;
+  d.du = v;
+  d.dp = np ? vp : nullptr;
+  return d;
+}
+static SecondOrderOutput output(Vec hu, std::vector<PetscScalar> &hp) {
+  SecondOrderOutput o;
+  o.u = hu;
+  o.p = hp.empty() ? nullptr : hp.data();
+  return o;
 }
 
 bool SecondOrderCallbacks::hasMeasurementAt(size_t k, PetscReal t) const {
@@ -59,7 +57,8 @@ PetscErrorCode SecondOrderCallbacks::model(PetscReal t, Vec u, const DiscreteSta
   PetscFunctionBeginUser;
   PetscCall(VecZeroEntries(hu));
   hp.assign(numParameters(), 0.0);
-  HS_USER_CALL(dyn_.comm(), "rhsHessianProduct", model_.rhsHessianProduct(t, u, dyn_.context(d), w, v, vp, hu, hp.data()));
+  HS_USER_CALL(dyn_.comm(), "rhsHessianProduct",
+               model_.rhsHessianProduct(t, u, dyn_.context(d), w, direction(v, vp, numParameters()), output(hu, hp)));
   PetscCall(finish("rhsHessianProduct", t, d, hu, hp));
   PetscFunctionReturn(0);
 }
@@ -79,7 +78,8 @@ PetscErrorCode SecondOrderCallbacks::integrand(size_t k, PetscReal t, Vec u, con
   PetscCall(VecZeroEntries(hu));
   hp.assign(numParameters(), 0.0);
   if (!costs_.cost(k).hasIntegrand()) PetscFunctionReturn(0);
-  HS_USER_CALL(dyn_.comm(), "integrandHessianProduct", costProducts_[k]->integrandHessianProduct(t, u, dyn_.context(d), v, vp, hu, hp.data()));
+  HS_USER_CALL(dyn_.comm(), "integrandHessianProduct",
+               costProducts_[k]->integrandHessianProduct(t, u, dyn_.context(d), direction(v, vp, numParameters()), output(hu, hp)));
   PetscCall(finish("integrandHessianProduct", t, d, hu, hp));
   PetscFunctionReturn(0);
 }
@@ -90,7 +90,8 @@ PetscErrorCode SecondOrderCallbacks::terminal(size_t k, PetscReal t, Vec u, cons
   PetscCall(VecZeroEntries(hu));
   hp.assign(numParameters(), 0.0);
   if (!costs_.cost(k).hasTerminal()) PetscFunctionReturn(0);
-  HS_USER_CALL(dyn_.comm(), "terminalHessianProduct", costProducts_[k]->terminalHessianProduct(t, u, dyn_.context(d), v, vp, hu, hp.data()));
+  HS_USER_CALL(dyn_.comm(), "terminalHessianProduct",
+               costProducts_[k]->terminalHessianProduct(t, u, dyn_.context(d), direction(v, vp, numParameters()), output(hu, hp)));
   PetscCall(finish("terminalHessianProduct", t, d, hu, hp));
   PetscFunctionReturn(0);
 }
@@ -108,7 +109,7 @@ PetscErrorCode SecondOrderCallbacks::measurements(size_t k, PetscReal t, Vec u, 
     PetscCall(VecZeroEntries(work_));
     std::fill(local.begin(), local.end(), 0.0);
     HS_USER_CALL(dyn_.comm(), "measurementHessianProduct",
-                 costProducts_[k]->measurementHessianProduct((PetscInt)i, t, u, dyn_.context(d), v, vp, work_, local.data()));
+                 costProducts_[k]->measurementHessianProduct((PetscInt)i, t, u, dyn_.context(d), direction(v, vp, np), output(work_, local)));
     PetscCall(VecAXPY(hu, 1.0, work_));
     for (PetscInt j = 0; j < np; ++j) hp[j] += local[j];
   }

@@ -5,6 +5,7 @@
 
 #include "engine/dynamics.hpp"
 #include "hybridsens/hessian.hpp"
+#include "hybridsens/second_order.hpp"
 #include "sensitivity/cost_evaluator.hpp"
 
 #include <vector>
@@ -14,8 +15,7 @@ namespace hybridsens {
 class SecondOrderCallbacks {
 public:
   // costProducts[k] may be null only for a cost with no terminal, integrand or measurement part.
-  SecondOrderCallbacks(Dynamics &dyn, CostEvaluator &costs, const ModelHessianProducts &model,
-                       std::vector<const CostHessianProducts *> costProducts);
+  SecondOrderCallbacks(Dynamics &dyn, CostEvaluator &costs, const SecondOrderModel &model, std::vector<const SecondOrderCost *> costProducts);
   ~SecondOrderCallbacks() { VecDestroy(&work_); }
   SecondOrderCallbacks(const SecondOrderCallbacks &) = delete;
   SecondOrderCallbacks &operator=(const SecondOrderCallbacks &) = delete;
@@ -41,8 +41,8 @@ private:
 
   Dynamics &dyn_;
   CostEvaluator &costs_;
-  const ModelHessianProducts &model_;
-  std::vector<const CostHessianProducts *> costProducts_;
+  const SecondOrderModel &model_;
+  std::vector<const SecondOrderCost *> costProducts_;
   std::vector<std::vector<PetscReal>> times_;  // measurement times per cost
   Vec work_ = nullptr;
 };
