@@ -218,7 +218,7 @@ private:
 };
 
 struct FitResult {
-  std::string name;
+  std::string name, taoType;
   PetscInt iterations = 0;
   PetscReal J = 0, gnorm = 0, seconds = 0, qerror = 0;
   TaoCounters counters;
@@ -245,6 +245,9 @@ static PetscErrorCode fit(Solver &solver, const std::vector<PetscReal> &q0, cons
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   PetscCall(TaoGetSolutionStatus(tao, &r.iterations, &r.J, &r.gnorm, nullptr, nullptr, &r.reason));
   r.counters = problem.counters();  // (before finish(), which solves once more at the solution)
+  TaoType used;
+  PetscCall(TaoGetType(tao, &used));
+  r.taoType = used;
   PetscCall(problem.finish(tao));
   r.name = name;
   r.q = solver.parameters();
@@ -382,11 +385,10 @@ int main(int argc, char **argv) {
       TaoType type;
       TaoGradient gradient;
       TaoHessian hessian;
-      const char *description;
     };
-    const Config configs[] = {{"newton", TAOBNTR, TaoGradient::Adjoint, TaoHessian::Assembled, "BNTR, exact Hessian"},
-                              {"blmvm", TAOBLMVM, TaoGradient::Adjoint, TaoHessian::None, "BLMVM, adjoint gradient"},
-                              {"fd", TAOBLMVM, TaoGradient::FiniteDifference, TaoHessian::None, "BLMVM, FD gradient"}};
+    const Config configs[] = {{"newton", TAOBNTR, TaoGradient::Adjoint, TaoHessian::Assembled},
+                              {"blmvm", TAOBLMVM, TaoGradient::Adjoint, TaoHessian::None},
+                              {"fd", TAOBLMVM, TaoGradient::FiniteDifference, TaoHessian::None}};
     for (const Config &c : configs) {
       if (which != "all" && ("," + which + ",").find("," + std::string(c.name) + ",") == std::string::npos) continue;
       FitResult r;
@@ -399,10 +401,11 @@ int main(int argc, char **argv) {
                             "|grad J|", "time [s]", "solves", "grads", "H/Hv", "max rel", "TAO reason", "q"));
       for (size_t i = 0; i < results.size(); ++i) {
         const FitResult &r = results[i];
-        const Config *c = nullptr;
-        for (const Config &cc : configs)
-          if (r.name == cc.name) c = &cc;
-        const std::string method = std::string(c->description) + (r.counters.hessianProducts ? " (matrix-free)" : "");
+        const std::string what = r.counters.hessianProducts ? "exact Hessian, matrix-free"
+                                 : r.counters.hessians      ? "exact Hessian"
+                                 : r.name == "fd"           ? "FD gradient"
+                                                            : "adjoint gradient";
+        const std::string method = r.taoType + ", " + what;
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-7s %-36s %6d %12.5e %12.5e %9.3f %7d %6d %6d %9.2e  %-18s (%.10g, %.10g, %.10g, %.10g, %.10g)\n",
                               r.name.c_str(), method.c_str(), (int)r.iterations, (double)r.J, (double)r.gnorm, r.seconds, (int)r.counters.solves,
                               (int)r.counters.gradients, (int)(r.counters.hessians + r.counters.hessianProducts), (double)r.qerror,

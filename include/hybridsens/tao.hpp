@@ -16,7 +16,8 @@
 // gradient only.
 //
 // A trial point where the simulation fails (NaN/Inf in a callback, integrator or event failure)
-// is reported to TAO as f = +Inf (TAO's "outside the domain"), never as a number.
+// is reported to TAO as f = PETSC_INFINITY (larger than any objective, so the step is
+// rejected), never as a plausible number.
 //
 // The TAO variables are the parameters (unknown initial states are written as parameters of
 // initialState(p)); attach() therefore switches initial-state sensitivities off, and also
@@ -42,7 +43,7 @@ struct TaoCounters {
   PetscInt gradients = 0;       // adjoint gradients
   PetscInt hessians = 0;        // assembled Hessians
   PetscInt hessianProducts = 0; // matrix-free Hessian-vector products
-  PetscInt failedSolves = 0;    // trial points where the simulation failed (reported as f = +Inf)
+  PetscInt failedSolves = 0;    // trial points where the simulation failed (reported as f = PETSC_INFINITY)
 };
 
 class TaoProblem {

@@ -77,9 +77,10 @@ PetscErrorCode TaoProblem::attach(Tao tao, TaoGradient gradient, TaoHessian hess
 }
 
 // A trial point where the simulation itself fails (the state overflows: NaN/Inf from a model
-// callback, or an integrator or event failure) is reported to TAO as f = +Inf, the TAO
-// convention for "outside the domain": its trust-region and line-search methods then shrink the
-// step. Any other error (a bug, a refused configuration) is raised as usual.
+// callback, or an integrator or event failure) is reported to TAO as f = PETSC_INFINITY
+// (PETSC_MAX_REAL/4: larger than any objective but finite, so TAO's trust-region and
+// line-search methods reject the step and shrink it instead of stopping on an IEEE Inf). Any
+// other error (a bug, a refused configuration) is raised as usual.
 PetscErrorCode TaoProblem::moveTo(Vec x, bool needAdjoint) {
   std::vector<PetscReal> p;
   PetscFunctionBeginUser;
@@ -106,7 +107,7 @@ PetscErrorCode TaoProblem::moveTo(const std::vector<PetscReal> &p, bool needAdjo
     PetscCall(TSSetTime(solver_.ts(), t0));
     PetscCall(TSSetTimeStep(solver_.ts(), dt0));
     ++counters_.failedSolves;
-    PetscCall(PetscInfo(nullptr, "hybridsens TaoProblem: the simulation failed at this trial point (error %d): f = +Inf\n", (int)ierr));
+    PetscCall(PetscInfo(nullptr, "hybridsens TaoProblem: the simulation failed at this trial point (error %d): f = PETSC_INFINITY\n", (int)ierr));
   } else PetscCall(ierr);
   if (needAdjoint && !failed_) ++counters_.gradients;
   solved_ = true, solvedWithAdjoint_ = needAdjoint, at_ = p;
