@@ -16,7 +16,9 @@ namespace hybridsens {
 HessianDirections HessianDirections::identity(PetscInt np, PetscInt nz) {
   std::vector<std::vector<PetscScalar>> rows(np + nz, std::vector<PetscScalar>(np + nz, 0.0));
   for (PetscInt i = 0; i < np + nz; ++i) rows[i][i] = 1.0;
-  return fromRows(rows, np, nz);
+  HessianDirections V = fromRows(rows, np, nz);
+  V.unit = true;
+  return V;
 }
 
 HessianDirections HessianDirections::fromRows(const std::vector<std::vector<PetscScalar>> &v, PetscInt np, PetscInt nz) {
@@ -42,6 +44,7 @@ HessianSweeps::~HessianSweeps() {
   destroyAll(lam_);
   destroyAll(nu_);
   destroyAll(lambda0_);
+  destroyAll(products_);
   for (auto &v : dY_) destroyAll(v);
   for (auto &v : dK_) destroyAll(v);
   for (auto &v : sig_) destroyAll(v);

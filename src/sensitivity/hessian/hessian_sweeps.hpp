@@ -36,6 +36,7 @@ namespace hybridsens {
 // m directions in q = (p, u0[idx]).
 struct HessianDirections {
   std::vector<std::vector<PetscScalar>> vp, vz;  // [j][np], [j][nz]
+  bool unit = false;                              // the n_q unit directions (vp[j][q] = δ_jq)
   size_t size() const { return vp.size(); }
   // The n_q unit directions (for a full Hessian).
   static HessianDirections identity(PetscInt np, PetscInt nz);
@@ -122,6 +123,8 @@ private:
   KSP ksp_ = nullptr;
   Vec hu_ = nullptr, hu2_ = nullptr, tmp_ = nullptr, work_ = nullptr;
   std::vector<PetscScalar> hp_, hp2_;
+  std::vector<Vec> products_;                   // hybrid: ∇²(…)·Z_j of one point, all j
+  std::vector<std::vector<PetscScalar>> hps_;   // their parameter parts
 
   // Step-local vectors.
   std::vector<Vec> du_, e_;                                   // [j]

@@ -98,24 +98,30 @@ PetscErrorCode HessianSweeps::thetaTangentStep(PetscInt n, const HessianDirectio
 // H_k[l][j] += scale · Z_lᵀ (∇²(w·f) + rWeight ∇²r_k)(x) Z_j,  Z_j = (dx_j, Vp_j).
 PetscErrorCode HessianSweeps::accumulateQuadratic(size_t k, PetscReal t, Vec x, const DiscreteState &d, Vec w, PetscReal rWeight,
                                                   PetscReal scale, const std::vector<Vec> &dx, const HessianDirections &V) {
-  std::vector<const PetscScalar *> z(m_);
   PetscFunctionBeginUser;
   if (scale == 0) PetscFunctionReturn(0);
+  // All products first (the callbacks may read dx), then the m² dot products in one pass.
+  if (products_.size() < m_) products_.resize(m_, nullptr);
+  hps_.resize(m_);
   for (size_t j = 0; j < m_; ++j) {
-    const PetscScalar *ha;
-    PetscCall(lagrangianProduct(k, t, x, d, w, rWeight, dx[j], V.vp[j].data(), hu_, hp_));
-    for (size_t l = 0; l < m_; ++l) PetscCall(VecGetArrayRead(dx[l], &z[l]));
-    PetscCall(VecGetArrayRead(hu_, &ha));
+    if (!products_[j]) PetscCall(VecDuplicate(hu_, &products_[j]));
+    PetscCall(lagrangianProduct(k, t, x, d, w, rWeight, dx[j], V.vp[j].data(), products_[j], hps_[j]));
+  }
+  std::vector<const PetscScalar *> z(m_), hz(m_);
+  for (size_t l = 0; l < m_; ++l) PetscCall(VecGetArrayRead(dx[l], &z[l]));
+  for (size_t j = 0; j < m_; ++j) PetscCall(VecGetArrayRead(products_[j], &hz[j]));
+  for (size_t j = 0; j < m_; ++j)
     for (size_t l = 0; l < m_; ++l) {
       PetscScalar dloc = 0, dglob = 0;
-      for (PetscInt i = 0; i < nloc_; ++i) dloc += z[l][i] * ha[i];
-      for (PetscInt q = 0; q < np_; ++q) dglob += V.vp[l][q] * hp_[q];
+      for (PetscInt i = 0; i < nloc_; ++i) dloc += z[l][i] * hz[j][i];
+      if (V.unit) dglob = (PetscInt)l < np_ ? hps_[j][l] : 0;  // Vp_l = e_l: no m²·np sum for full Hessians
+      else
+        for (PetscInt q = 0; q < np_; ++q) dglob += V.vp[l][q] * hps_[j][q];
       hLocal_[k][l][j] += scale * dloc;
       hGlobal_[k][l][j] += scale * dglob;
     }
-    PetscCall(VecRestoreArrayRead(hu_, &ha));
-    for (size_t l = 0; l < m_; ++l) PetscCall(VecRestoreArrayRead(dx[l], &z[l]));
-  }
+  for (size_t j = 0; j < m_; ++j) PetscCall(VecRestoreArrayRead(products_[j], &hz[j]));
+  for (size_t l = 0; l < m_; ++l) PetscCall(VecRestoreArrayRead(dx[l], &z[l]));
   PetscFunctionReturn(0);
 }
 
