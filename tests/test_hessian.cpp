@@ -733,3 +733,19 @@ TEST(Hessian, DistributedEqualsSerial) {
     }
   }
 }
+
+// The sweeps read the trajectory through the store: on disk (-hs_trajectory_dir) the Hessian is
+// bit-identical to the one from memory.
+TEST(Hessian, DiskTrajectoryIsBitIdenticalToMemory) {
+  Tensor H[2];
+  for (int disk = 0; disk < 2; ++disk) {
+    const std::string dir = "hs_hessian_trajectory";
+    Fixture f(std::string("-ts_type cn -ts_dt 0.02 -ts_max_time 1") + (disk ? " -hs_trajectory_dir " + dir : ""));
+    f.solver.setInitialStateSensitivities({1});
+    HS_OK(f.solver.solve());
+    HS_OK(f.solver.computeHessian(HessianMethod::ForwardOverAdjoint, H[disk]));
+  }
+  for (size_t k = 0; k < H[0].size(); ++k)
+    for (size_t i = 0; i < H[0][k].size(); ++i)
+      for (size_t j = 0; j < H[0][k][i].size(); ++j) EXPECT_EQ(H[0][k][i][j], H[1][k][i][j]) << k << " " << i << " " << j;
+}
