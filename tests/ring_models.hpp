@@ -15,7 +15,8 @@
 //   forcing (oscillator 2):            v̇_2 += a(d[1]) sin(2t)(1 + 0.1 x_2²),  a = 0.2, or 1 when d[1] = 1
 // Guards: γ_0 = x_0 − θ (rising, active d[0] = 0 → d[0] = 1);
 //         γ_1 = x_0 − θ/2 (falling, active d[0] = 1 → d[0] = 0, reset v_0⁺ = e v_0⁻).
-// Time event "forcing_on" at T = 0.513 + 0.1 β (off the step grids): d[1] = 1.
+// Time event "forcing_on" at T = 0.5 + 0.1 β + 0.01 (β − 4)² + θ²/2 (= 0.91125, off the step
+// grids; nonlinear in p for the second derivatives): d[1] = 1.
 // p = (k, ζ, θ, β, e) = (0.8, 0.3, 0.15, 4, 0.7); u0: x_i = 0.3 sin(i+1) + 0.1 k, v_i = 0.2 ζ cos i,
 // y_i = 0 (solved by the engine); d(0) = (0, 0).
 // Cost: ∫ Σ x_i² + 0.1 k y_0² (1 + ½ sin t) dt + Σ v_i x_i (T) + e x_0(T) + Σ_{j=1,2} (x_1(t_j) − 0.1 j)², t = (0.3, 0.7).
@@ -72,7 +73,7 @@ public:
   }
   PetscInt numTimeEvents() const override { return 1; }
   std::string timeEventName(PetscInt) const override { return "forcing_on"; }
-  template <class S> S eventTime(PetscInt, const S *p) const { return 0.513 + 0.1 * p[3]; }
+  template <class S> S eventTime(PetscInt, const S *p) const { return 0.5 + 0.1 * p[3] + 0.01 * (p[3] - 4.0) * (p[3] - 4.0) + 0.5 * p[2] * p[2]; }
 
   template <class S> void initialState(const S *p, S *u0) const {
     using std::cos;
@@ -171,7 +172,9 @@ public:
     }
     add(Switch{}, {{0, 1}, {1}, {2, 3, 4}, {0, 1}});
     add(Forcing{}, {{6}, {7}, {}, {}});
-    addTimeEvent("forcing_on", [](const TimeScalar *p) -> TimeScalar { return 0.513 + 0.1 * p[3]; });
+    addTimeEvent("forcing_on", [](const TimeScalar *p) -> TimeScalar {
+      return 0.5 + 0.1 * p[3] + 0.01 * (p[3] - 4.0) * (p[3] - 4.0) + 0.5 * p[2] * p[2];
+    });
   }
 };
 

@@ -4,7 +4,8 @@
 // serve as the oracle. Asserted, with the example's own solver settings and with a second
 // method: the same events (guard/time ids, discrete states, step indices, times), the same
 // final state, objective, forward and adjoint gradients (parameters and initial state) —
-// ≤ 1e-14 relative (measured: bit-identical or a few ulps).
+// ≤ 1e-14 relative (measured: bit-identical or a few ulps). Serial (the state of these small
+// models lives on one rank; ADModel under MPI is covered by test_ad_jacobians and ad_bouncing_ball).
 #include "ad_support.hpp"
 #include "test_support.hpp"
 

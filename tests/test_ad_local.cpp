@@ -285,6 +285,20 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
   EXPECT_EQ(te.name, tl.name);
   worst("timeEvent", {te.time}, {tl.time});
   worst("timeEvent dT/dp", te.dtime_dp, tl.dtime_dp);
+  {  // T_pp δp: both paths, nonzero, and against differences of ∂T/∂p
+    const SecondOrderModel &sd = dense, &sl = local;
+    std::vector<PetscScalar> hd(NP), hl(NP), fd(NP);
+    const std::vector<double> dp = Lcg(11).vec(NP);
+    ASSERT_EQ(sd.timeEventHessianProduct(0, p, dp.data(), hd.data()), 0);
+    ASSERT_EQ(sl.timeEventHessianProduct(0, p, dp.data(), hl.data()), 0);
+    worst("timeEventHessianProduct", hd, hl);
+    std::vector<double> pp = p, pm = p;
+    for (PetscInt k = 0; k < NP; ++k) pp[k] += 1e-5 * dp[k], pm[k] -= 1e-5 * dp[k];
+    const auto gp = local.timeEvent(0, pp).dtime_dp, gm = local.timeEvent(0, pm).dtime_dp;
+    for (PetscInt k = 0; k < NP; ++k) fd[k] = (gp[k] - gm[k]) / 2e-5;
+    EXPECT_LE(relDiffInf(hl, fd), 1e-7);
+    EXPECT_GT(maxAbs(hl), 1e-3);
+  }
   PetscPrintf(PETSC_COMM_WORLD, "local vs dense: %d comparisons, worst relative difference %.2e (%s)\n", worst.compared, worst.value,
               worst.where.c_str());
   EXPECT_LE(worst.value, 1e-14) << worst.where;

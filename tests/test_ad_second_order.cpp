@@ -7,8 +7,8 @@
 //   * the PETSc-style wrappers (UU, UP, PU, PP) equal the blocks of the combined product exactly;
 // and a negative control (a product compared with the difference along another direction must
 // fail). Products: H(λᵀf) δz (f in both modes, explicit t-dependence), H(γ_j) δz, H(wᵀR) δz,
-// (λᵀu0)_pp δp, and H(ψ), H(r), H(g_i) of a cost; z = (u, p, t). Under MPI the state lives on
-// rank 0 and every rank runs every call collectively.
+// (λᵀu0)_pp δp, T_pp δp of a time event, and H(ψ), H(r), H(g_i) of a cost; z = (u, p, t).
+// Under MPI the state lives on rank 0 and every rank runs every call collectively.
 #include "ad_support.hpp"
 #include "test_support.hpp"
 
@@ -29,7 +29,12 @@ public:
   std::vector<PetscReal> defaultParameters() const override { return {0.7, 1.3, -0.4}; }
   DiscreteState initialDiscreteState() const override { return {1}; }
   PetscInt numGuards() const override { return 2; }
+  PetscInt numTimeEvents() const override { return 1; }
   bool hasReset(const EventId &id) const override { return id.kind == EventId::Guard && id.index == 0; }
+  template <class S> S eventTime(PetscInt, const S *p) const {
+    using std::sin;
+    return p[0] * p[1] + sin(p[2]) * p[0];
+  }
 
   template <class S> void initialState(const S *p, S *u0) const {
     using std::sin;
@@ -291,6 +296,29 @@ TEST_F(DenseSecondOrder, InitialStateProduct) {
   const auto a = rng.vec(3), b = rng.vec(3);
   const double ab = dot(a, prod(p0, b)), ba = dot(b, prod(p0, a));
   EXPECT_LE(std::abs(ab - ba), 1e-12 * std::abs(ab));
+}
+
+// T_pp δp of the time event against differences of ∂T/∂p (timeEvent), and symmetric.
+TEST_F(DenseSecondOrder, TimeEventProduct) {
+  const std::vector<double> p0 = {0.7, 1.3, -0.4};
+  Lcg rng(13);
+  auto prod = [&](const std::vector<double> &dp) {
+    std::vector<PetscScalar> out(3, 999.0);
+    EXPECT_EQ(model.timeEventHessianProduct(0, p0, dp.data(), out.data()), 0);
+    return out;
+  };
+  for (int r = 0; r < 3; ++r) {
+    const auto dp = rng.vec(3);
+    std::vector<double> pp = p0, pm = p0, fd(3);
+    for (int k = 0; k < 3; ++k) pp[k] += 1e-5 * dp[k], pm[k] -= 1e-5 * dp[k];
+    const auto gp = model.timeEvent(0, pp).dtime_dp, gm = model.timeEvent(0, pm).dtime_dp;
+    for (int k = 0; k < 3; ++k) fd[k] = (gp[k] - gm[k]) / 2e-5;
+    const auto H = prod(dp);
+    EXPECT_LE(relDiffInf(H, fd), 1e-7);
+    EXPECT_GT(maxAbs(H), 1e-3);
+  }
+  const auto a = rng.vec(3), b = rng.vec(3);
+  EXPECT_LE(std::abs(dot(a, prod(b)) - dot(b, prod(a))), 1e-12 * std::abs(dot(a, prod(b))));
 }
 
 // The PETSc-style wrappers are the blocks of the combined product (same evaluation, exact).

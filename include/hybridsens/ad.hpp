@@ -557,6 +557,20 @@ public:
     PetscFunctionReturn(0);
   }
 
+  // outP = T_pp δp of time event k (eventTime template with nested Fad; zeros without one).
+  PetscErrorCode timeEventHessianProduct(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp, PetscScalar *outP) const final {
+    const int np = (int)p.size();
+    PetscFunctionBeginUser;
+    for (int i = 0; i < np; ++i) outP[i] = 0;
+    if constexpr (ad::detail::HasEventTime<Derived>::value) {
+      std::vector<Fad2> pf(np);
+      for (int i = 0; i < np; ++i) pf[i] = ad::detail::seed2(np, i, p[i], dp ? dp[i] : 0.0);
+      const Fad2 T = self().template eventTime<Fad2>(k, pf.data());
+      for (int i = 0; i < np; ++i) outP[i] = T.dx(i).dx(0);
+    }
+    PetscFunctionReturn(0);
+  }
+
   // outP = (λᵀu0)_pp δp.
   PetscErrorCode initialStateHessianProduct(const ModeContext &c, Vec lambda, const PetscScalar *dp, PetscScalar *outP) const final {
     std::vector<PetscReal> lam;

@@ -94,6 +94,7 @@
 // is exactly the declared couplings plus the diagonal (MAT_NEW_NONZERO_LOCATION_ERR).
 #pragma once
 
+#include "hybridsens/ad.hpp"
 #include "hybridsens/ad_local_kernels.hpp"
 #include "hybridsens/ad_local_space.hpp"
 #include "hybridsens/model.hpp"
@@ -163,7 +164,6 @@ public:
   // ---- building (before setUp) ----------------------------------------------------------------
   // Global state size and this rank's share (PETSC_DECIDE: PETSc's split). Collective.
   PetscErrorCode setSizes(PetscInt N, PetscInt nlocal = PETSC_DECIDE) {
-    std::vector<PetscMPIInt> counts;
     PetscMPIInt size, rank;
     PetscFunctionBeginUser;
     PetscCallMPI(MPI_Comm_size(comm_, &size));
@@ -232,10 +232,11 @@ public:
     for (PetscInt g : c.guards) maxGuard_ = std::max(maxGuard_, g);
   }
 
-  // A time event at T(p), ∂T/∂p derived: T is a callable (const TimeScalar *p) -> TimeScalar,
-  // e.g. [](const TimeScalar *p) -> TimeScalar { return p[7]; }. It must return TimeScalar, not
-  // an expression (a Sacado expression would refer to temporaries gone after the return).
-  using TimeScalar = Sacado::Fad::DFad<PetscReal>;
+  // A time event at T(p), ∂T/∂p (and T_pp δp) derived: T is a callable (const TimeScalar *p)
+  // -> TimeScalar, e.g. [](const TimeScalar *p) -> TimeScalar { return p[7]; }. It must return
+  // TimeScalar, not an expression (a Sacado expression would refer to temporaries gone after
+  // the return). TimeScalar is a nested Fad: first and second derivatives from one evaluation.
+  using TimeScalar = Sacado::Fad::DFad<Sacado::Fad::SFad<PetscReal, 1>>;
   template <class F> void addTimeEvent(std::string name, F T) {
     static_assert(std::is_same_v<std::decay_t<decltype(T(std::declval<const TimeScalar *>()))>, TimeScalar>,
                   "addTimeEvent: the callable must return TimeScalar (write -> TimeScalar)");
@@ -435,39 +436,44 @@ public:
   PetscInt numTimeEvents() const final { return (PetscInt)timeEvents_.size(); }
   TimeEventInfo timeEvent(PetscInt k, const std::vector<PetscReal> &p) const final {
     const int np = (int)p.size();
-    std::vector<DFad> pf(np);
-    for (int i = 0; i < np; ++i) pf[i] = DFad(np, i, p[i]);
-    const DFad T = timeEvents_[k].time(pf.data());
+    const TimeScalar T = evaluateTime(k, p, nullptr);
     TimeEventInfo info;
     info.name = timeEvents_[k].name;
-    info.time = T.val();
+    info.time = T.val().val();
     if (np) {
       info.dtime_dp.resize(np);
-      for (int i = 0; i < np; ++i) info.dtime_dp[i] = T.dx(i);
+      for (int i = 0; i < np; ++i) info.dtime_dp[i] = T.dx(i).val();
     }
     return info;
+  }
+  PetscErrorCode timeEventHessianProduct(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp, PetscScalar *outP) const final {
+    PetscFunctionBeginUser;
+    PetscCheck(k >= 0 && k < numTimeEvents(), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "timeEventHessianProduct: no time event %" PetscInt_FMT, k);
+    const TimeScalar T = evaluateTime(k, p, dp);
+    for (size_t i = 0; i < p.size(); ++i) outP[i] = T.dx((int)i).dx(0);
+    PetscFunctionReturn(0);
   }
 
   // ---- resets (u⁺ = u⁻ + Σ kernel changes) ---------------------------------------------------------
   PetscErrorCode reset(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec uplus) const final {
     PetscFunctionBeginUser;
-    PetscCall(resetVector(id, t, uminus, c, nullptr, uplus, [&](auto &g, auto &z, auto, auto *out) { g.resetDelta(id, z, out); }));
+    PetscCall(resetVector(t, uminus, c, nullptr, uplus, [&](auto &g, auto &z, auto, auto *out) { g.resetDelta(id, z, out); }));
     PetscFunctionReturn(0);
   }
   PetscErrorCode resetJacobianAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec v, Vec out) const final {
     PetscFunctionBeginUser;
-    PetscCall(resetVector(id, t, uminus, c, v, out, [&](auto &g, auto &z, auto *in, auto *o) { g.resetAction(id, z, in, o); }));
+    PetscCall(resetVector(t, uminus, c, v, out, [&](auto &g, auto &z, auto *in, auto *o) { g.resetAction(id, z, in, o); }));
     PetscFunctionReturn(0);
   }
   PetscErrorCode resetJacobianTransposeAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec w,
                                               Vec out) const final {
     PetscFunctionBeginUser;
-    PetscCall(resetVector(id, t, uminus, c, w, out, [&](auto &g, auto &z, auto *in, auto *o) { g.resetTransposeAction(id, z, in, o); }));
+    PetscCall(resetVector(t, uminus, c, w, out, [&](auto &g, auto &z, auto *in, auto *o) { g.resetTransposeAction(id, z, in, o); }));
     PetscFunctionReturn(0);
   }
   PetscErrorCode resetTimeDerivative(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec Rt) const final {
     PetscFunctionBeginUser;
-    PetscCall(resetVector(id, t, uminus, c, nullptr, nullptr, [&](auto &g, auto &z, auto, auto *o) { g.resetTimeDerivative(id, z, o); }));
+    PetscCall(resetVector(t, uminus, c, nullptr, nullptr, [&](auto &g, auto &z, auto, auto *o) { g.resetTimeDerivative(id, z, o); }));
     PetscCall(VecZeroEntries(Rt));
     PetscCall(space_.scatterAdd(space_.work(1), Rt));
     PetscFunctionReturn(0);
@@ -527,7 +533,13 @@ public:
   }
 
 private:
-  using DFad = TimeScalar;
+  // T_k(p) with p seeded (outer) and dp (inner direction; none when null).
+  TimeScalar evaluateTime(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp) const {
+    const int np = (int)p.size();
+    std::vector<TimeScalar> pf(np);
+    for (int i = 0; i < np; ++i) pf[i] = ad::detail::seed2(np, i, p[i], dp ? dp[i] : 0.0);
+    return timeEvents_[k].time(pf.data());
+  }
 
   struct GuardSlot {
     size_t group;
@@ -536,7 +548,7 @@ private:
   };
   struct TimeEventDef {
     std::string name;
-    std::function<DFad(const DFad *)> time;
+    std::function<TimeScalar(const TimeScalar *)> time;
   };
 
   template <class K> ad::local::KernelGroup<K> &group() {
@@ -561,8 +573,7 @@ private:
   // Shared body of the reset vector callbacks: work(1) = Σ kernel contributions at write/read
   // positions, given u⁻ (work(0)) and an optional input vector (work(2)); then, if out is
   // given, out = in (or u⁻) + reverse-scatter(work(1)).
-  template <class Fn>
-  PetscErrorCode resetVector(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec in, Vec out, Fn &&fn) const {
+  template <class Fn> PetscErrorCode resetVector(PetscReal t, Vec uminus, const ModeContext &c, Vec in, Vec out, Fn &&fn) const {
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("reset"));
     PetscCall(space_.gather(uminus, space_.work(0)));
@@ -575,7 +586,6 @@ private:
       for (auto &g : groups_)
         if (g->hasReset()) fn(*g, z, (const PetscScalar *)v.data(), o.data());
     }
-    (void)id;
     if (out) {
       PetscCall(VecCopy(in ? in : uminus, out));
       PetscCall(space_.scatterAdd(space_.work(1), out));

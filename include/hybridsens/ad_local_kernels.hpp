@@ -271,8 +271,11 @@ public:
         for (int i = 0; i < s.np; ++i) p[i] = FadU(z.p[par_[s.p0 + i]]);
         for (int w = 0; w < s.nw; ++w) f[w] = 0.0;
         k_[k].template residual<FadU>(FadU(z.t), u.data(), p.data(), z.d, f.data());
-        for (int w = 0; w < s.nw; ++w)
-          for (int i = 0; i < s.nr; ++i) vals[w * s.nr + i] = f[w].dx(i);
+        PetscScalar *row = vals.data();
+        for (int w = 0; w < s.nw; ++w, row += s.nr) {
+          const FadU &fw = f[w];
+          for (int i = 0; i < s.nr; ++i) row[i] = fw.dx(i);
+        }
         PetscCall(MatSetValues(J, s.nw, &writeGlob_[s.w0], s.nr, &readGlob_[s.r0], vals.data(), ADD_VALUES));
       }
     }

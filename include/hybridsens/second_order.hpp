@@ -35,6 +35,7 @@
 //   resetHessianProduct(id, …, w, …)  H(wᵀR) δz at (t, u⁻)   (R the reset map; identity resets
 //                                      have H = 0 — implementations return zeros for them)
 //   initialStateHessianProduct(λ, δp) (λᵀu0)_pp δp           (u0(p) the initial state)
+//   timeEventHessianProduct(k, δp)    T_pp δp                  (T(p) the time of time event k)
 // Costs (SecondOrderCost): H(ψ) δz, H(r) δz, H(g_i) δz for the terminal, integrand and
 // measurement parts, with the same direction/output conventions (no weight: the cost is scalar).
 //
@@ -88,6 +89,13 @@ public:
   virtual PetscErrorCode initialStateHessianProduct(const ModeContext &c, Vec lambda, const PetscScalar *dp, PetscScalar *outP) const {
     (void)c, (void)lambda, (void)dp, (void)outP;
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "initialStateHessianProduct is not provided by this model");
+  }
+
+  // outP = ∂²T_k/∂p² δp (np entries, the same on every rank — T(p) is replicated), T_k the
+  // time of time event k. Not collective. Default: error.
+  virtual PetscErrorCode timeEventHessianProduct(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp, PetscScalar *outP) const {
+    (void)p, (void)dp, (void)outP;
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "timeEventHessianProduct(%" PetscInt_FMT ") is not provided by this model", k);
   }
 
   // ---- the four blocks of PETSc's second-order adjoint (wrappers of rhsHessianProduct) -------

@@ -171,42 +171,57 @@ PetscErrorCode HessianSweeps::allocate(size_t m, bool second) {
   PetscFunctionReturn(0);
 }
 
-// ---- linear algebra on the parameter Jacobian (dense n × N; the first np columns are f_p) ------
+// ---- linear algebra on the parameter Jacobian ---------------------------------------------------
+// f_p is the first np columns of dyn.parameterJacobian(): dense by default, or any matrix type
+// the model chose (HybridModel::createParameterJacobian, e.g. AIJ). Both products below touch
+// only the owned rows, so the transposed one leaves local partial sums (reduced once per sweep).
+
+// Calls f(local row, column, value) for every stored entry of the owned rows in columns < np.
+template <class F> static PetscErrorCode forEachParameterEntry(Mat P, PetscInt np, F &&f) {
+  PetscBool dense;
+  PetscInt lo, hi;
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &dense, MATDENSE, MATSEQDENSE, MATMPIDENSE, ""));
+  PetscCall(MatGetOwnershipRange(P, &lo, &hi));
+  if (dense) {
+    const PetscScalar *a;
+    PetscInt lda;
+    PetscCall(MatDenseGetLDA(P, &lda));
+    PetscCall(MatDenseGetArrayRead(P, &a));
+    for (PetscInt l = 0; l < np; ++l)
+      for (PetscInt i = 0; i < hi - lo; ++i) f(i, l, a[i + l * lda]);
+    PetscCall(MatDenseRestoreArrayRead(P, &a));
+  } else {
+    for (PetscInt r = lo; r < hi; ++r) {
+      PetscInt ncols;
+      const PetscInt *cols;
+      const PetscScalar *vals;
+      PetscCall(MatGetRow(P, r, &ncols, &cols, &vals));
+      for (PetscInt c = 0; c < ncols; ++c)
+        if (cols[c] < np) f(r - lo, cols[c], vals[c]);
+      PetscCall(MatRestoreRow(P, r, &ncols, &cols, &vals));
+    }
+  }
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode HessianSweeps::addParameterTranspose(Vec x, PetscReal s, std::vector<PetscScalar> &acc) {
-  const PetscScalar *P, *xa;
-  PetscInt lda;
+  const PetscScalar *xa;
   PetscFunctionBeginUser;
   if (!np_ || s == 0) PetscFunctionReturn(0);
-  PetscCall(MatDenseGetLDA(dyn_.parameterJacobian(), &lda));
-  PetscCall(MatDenseGetArrayRead(dyn_.parameterJacobian(), &P));
   PetscCall(VecGetArrayRead(x, &xa));
-  for (PetscInt l = 0; l < np_; ++l) {
-    PetscScalar d = 0;
-    for (PetscInt i = 0; i < nloc_; ++i) d += P[i + l * lda] * xa[i];
-    acc[l] += s * d;
-  }
+  PetscCall(forEachParameterEntry(dyn_.parameterJacobian(), np_, [&](PetscInt i, PetscInt l, PetscScalar v) { acc[l] += s * v * xa[i]; }));
   PetscCall(VecRestoreArrayRead(x, &xa));
-  PetscCall(MatDenseRestoreArrayRead(dyn_.parameterJacobian(), &P));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode HessianSweeps::addParameterProduct(const PetscScalar *vp, PetscReal s, Vec y) {
-  const PetscScalar *P;
   PetscScalar *ya;
-  PetscInt lda;
   PetscFunctionBeginUser;
   if (!np_ || s == 0) PetscFunctionReturn(0);
-  PetscCall(MatDenseGetLDA(dyn_.parameterJacobian(), &lda));
-  PetscCall(MatDenseGetArrayRead(dyn_.parameterJacobian(), &P));
   PetscCall(VecGetArray(y, &ya));
-  for (PetscInt l = 0; l < np_; ++l) {
-    if (vp[l] == 0) continue;
-    const PetscScalar a = s * vp[l];
-    for (PetscInt i = 0; i < nloc_; ++i) ya[i] += a * P[i + l * lda];
-  }
+  PetscCall(forEachParameterEntry(dyn_.parameterJacobian(), np_, [&](PetscInt i, PetscInt l, PetscScalar v) { ya[i] += s * v * vp[l]; }));
   PetscCall(VecRestoreArray(y, &ya));
-  PetscCall(MatDenseRestoreArrayRead(dyn_.parameterJacobian(), &P));
   PetscFunctionReturn(0);
 }
 
@@ -374,7 +389,7 @@ PetscErrorCode HessianSweeps::boundaryTermsHybrid(PetscInt n, const HessianDirec
 PetscErrorCode HessianSweeps::initialTangent(const HessianDirections &V) {
   PetscInt lo, hi;
   PetscFunctionBeginUser;
-  if (!du0dp_) PetscCall(MatDuplicate(dyn_.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &du0dp_));
+  if (!du0dp_) PetscCall(dyn_.createDenseParameterMatrix(&du0dp_));
   PetscCall(MatZeroEntries(du0dp_));
   HS_USER_CALL(dyn_.comm(), "initialStateJacobianP", dyn_.model().initialStateJacobianP(dyn_.context(), du0dp_));
   PetscCall(MatAssemblyBegin(du0dp_, MAT_FINAL_ASSEMBLY));
