@@ -2,8 +2,11 @@
 """scalar_measurements (VALIDATION.md V11): J = Σ 1/x(t_i)², dJ/da, dJ/dx0 against the closed
 form (published: 109.585, 118.17, -50.5), by forward sensitivities and by the adjoint, which
 must agree to round-off; with RK4 at dt = 1e-3 the closed form is met to 1e-9; CN converges at
-second order; the result is the same at 1, 2 and 3 ranks."""
-import argparse, json, os, subprocess, sys, tempfile
+second order; the result is the same at 1, 2 and 3 ranks.
+Hessian (-hs_hessian; published d²J/da² = 67.67, d²J/dx0² = 63.125, d²J/dx0da = -25.25): the
+closed form to 1e-9 with RK4 at dt = 1e-3, symmetric, forward-over-adjoint = hybrid (≤ 1e-12),
+the same at 1-3 ranks, second-order convergence with CN and first order with backward Euler."""
+import argparse, json, math, os, subprocess, sys, tempfile
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
@@ -18,10 +21,10 @@ dJdx0 = -sum(2 * (0.5 + t) / 4 for t in ts)
 passed = failed = 0
 
 
-def run(opts, np=1):
+def run(opts, np=1, flags=("-hs_forward", "-hs_adjoint")):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "s.json")
-        cmd = [exe] + opts + ["-hs_forward", "-hs_adjoint", "-hs_summary", out]
+        cmd = [exe] + opts + list(flags) + ["-hs_summary", out]
         if np > 1:
             cmd = [args.mpiexec, "-n", str(np), "--oversubscribe"] + cmd
         subprocess.run(cmd, check=True, capture_output=True, text=True)
@@ -53,5 +56,36 @@ for dt in (1e-2, 5e-3):
     check(f"CN dt={dt} adjoint vs forward", d < 1e-12, f"{d:.2e}")
 ratio = errs[0] / errs[1]
 check("CN second-order convergence of dJ/da", 3.5 < ratio < 4.5, f"error ratio {ratio:.2f} ({errs[0]:.2e} -> {errs[1]:.2e})")
+
+# ---- Hessian ---------------------------------------------------------------------------
+Haa = sum(2 * t * t for t in ts)
+Hxx = sum(2 / 16 + 4 * (0.5 + t) / 8 for t in ts)
+Hax = -sum(2 * t / 4 for t in ts)
+H = [[Haa, Hax], [Hax, Hxx]]
+print(f"closed form Hessian: d2J/da2 = {Haa:.12f}, d2J/dx02 = {Hxx:.12f}, d2J/dadx0 = {Hax:.12f}")
+check("published Hessian values", abs(Haa - 67.67) < 5e-3 and abs(Hxx - 63.125) < 1e-12 and abs(Hax + 25.25) < 1e-12,
+      f"{Haa}, {Hxx}, {Hax}")
+hess = {}
+for np in (1, 2, 3):
+    for method in (("foa", "hybrid") if np == 1 else ("foa",)):  # (test time: 2-3 ranks one method)
+        s = run(["-ts_dt", "1e-3", "-hs_hessian_method", method], np, ("-hs_hessian",))
+        Hc = s["hessian"][0]
+        hess[(np, method)] = Hc
+        check(f"np={np} {method}: JSON names the method", s["hessian_method"] == method, s["hessian_method"])
+        err = max(rel(Hc[i][j], H[i][j]) for i in range(2) for j in range(2))
+        check(f"np={np} {method} RK4 Hessian vs closed form", err < 1e-9, f"max rel {err:.2e}")
+        asym = abs(Hc[0][1] - Hc[1][0]) / abs(Haa)
+        check(f"np={np} {method} symmetric", asym < 1e-10, f"{asym:.2e}")
+ref = hess[(1, "foa")]
+d = max(abs(a - b) for (k, Hc) in hess.items() for ra, rb in zip(Hc, ref) for a, b in zip(ra, rb)) / abs(Haa)
+check("forward-over-adjoint = hybrid, 1 = 2 = 3 ranks", d < 1e-12, f"{d:.2e}")
+for ts_type, order in (("cn", 2), ("beuler", 1)):
+    errs = []
+    for dt in (1e-2, 5e-3):
+        s = run(["-ts_type", ts_type, "-ts_dt", str(dt)], 1, ("-hs_hessian",))
+        errs.append(max(abs(s["hessian"][0][i][j] - H[i][j]) for i in range(2) for j in range(2)))
+    ratio = errs[0] / errs[1]
+    check(f"{ts_type} Hessian converges at order {order}", abs(math.log2(ratio) - order) < 0.25,
+          f"error ratio {ratio:.2f} ({errs[0]:.2e} -> {errs[1]:.2e})")
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

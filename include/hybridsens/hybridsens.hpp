@@ -2,9 +2,11 @@
 #pragma once
 
 #include "hybridsens/event_log.hpp"
+#include "hybridsens/hessian.hpp"
 #include "hybridsens/model.hpp"
 #include "hybridsens/options.hpp"
 #include "hybridsens/objective.hpp"
 #include "hybridsens/second_order.hpp"
 #include "hybridsens/solver.hpp"
+#include "hybridsens/tao.hpp"
 #include "hybridsens/verify.hpp"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "hybridsens/event_log.hpp"
+#include "hybridsens/hessian.hpp"
 #include "hybridsens/model.hpp"
 #include "hybridsens/objective.hpp"
 #include "hybridsens/options.hpp"
@@ -53,6 +54,29 @@ public:
   void setAdjoint(bool on) { adjoint_ = on; }
   bool forwardSensitivities() const { return forward_; }
   bool adjoint() const { return adjoint_; }
+  // Hessians (hybridsens/hessian.hpp) with respect to (parameters, chosen initial-state
+  // components), from the trajectory of the last solve — no re-solve. The model and the costs
+  // provide second-derivative products (SecondOrderModel / SecondOrderCost of
+  // hybridsens/second_order.hpp, found by dynamic_cast, or registered here).
+  // -hs_hessian: the full Hessian of every cost after each solve (-hs_hessian_method auto|foa|hybrid).
+  void setHessian(bool on) { hessianOn_ = on; }
+  bool hessianRequested() const { return hessianOn_; }
+  void setHessianMethod(HessianMethod m) { hessianMethod_ = m; }
+  HessianMethod hessianMethod() const { return hessianMethod_; }
+  void setSecondOrderModel(const SecondOrderModel &h) { modelHessian_ = &h; }
+  void setSecondOrderCost(const CostFunction &c, const SecondOrderCost &h);
+  // H_k v_j for every cost k and direction v_j (n_q = np + #u0 entries each): Hv[k][j].
+  PetscErrorCode hessianVectorProducts(const std::vector<std::vector<PetscScalar>> &v, std::vector<std::vector<std::vector<PetscScalar>>> &Hv);
+  // Full Hessians H[k][i][j] by the given method (Auto: see HessianMethod); `used` reports it.
+  PetscErrorCode computeHessian(HessianMethod method, std::vector<std::vector<std::vector<PetscScalar>>> &H, HessianMethod *used = nullptr);
+  // The gradient the second-order sweeps compute with it ([cost][q]; equals the adjoint's).
+  PetscErrorCode secondOrderGradient(std::vector<std::vector<PetscScalar>> &g);
+  // The Hessians of the last solve with -hs_hessian / setHessian(true).
+  const std::vector<std::vector<std::vector<PetscScalar>>> &hessian() const { return hessian_; }
+  HessianMethod hessianMethodUsed() const { return hessianUsed_; }
+  // With -hs_check_hessian: verify the Hessian (checkHessian in hessian.hpp) and print the table.
+  PetscErrorCode checkHessianFromOptions();
+
   // With -hs_check_gradient: verify the gradient (hybridsens/verify.hpp) and print the table;
   // an error if it fails. Call after solve() and after printing your results.
   PetscErrorCode checkGradientFromOptions();
@@ -92,6 +116,7 @@ public:
 private:
   PetscErrorCode build();
   PetscErrorCode defaultInitialStateIndices();
+  template <class F> PetscErrorCode withHessianSweeps(F &&f);
 
   const HybridModel &model_;
   TS ts_ = nullptr;
@@ -110,6 +135,12 @@ private:
   std::unique_ptr<ForwardSensitivity> fwd_;
   std::vector<PetscScalar> objective_;
   std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_, adjGradP_, adjGradU0_;
+  bool hessianOn_ = false;
+  HessianMethod hessianMethod_ = HessianMethod::Auto, hessianUsed_ = HessianMethod::Auto;
+  const SecondOrderModel *modelHessian_ = nullptr;
+  std::vector<std::pair<const CostFunction *, const SecondOrderCost *>> costHessians_;
+  std::vector<std::vector<std::vector<PetscScalar>>> hessian_;
+  std::vector<PetscReal> solvedParams_;  // parameters of the trajectory the sweeps differentiate
 };
 
 } // namespace hybridsens

@@ -65,6 +65,15 @@ PetscErrorCode Solver::setFromOptions() {
   on = adjoint_ ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_adjoint", &on, nullptr));
   adjoint_ = on;
+  on = hessianOn_ ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_hessian", &on, nullptr));
+  hessianOn_ = on;
+  {
+    const char *methods[] = {"auto", "foa", "hybrid", "HessianMethod", "", nullptr};
+    PetscEnum m = (PetscEnum)hessianMethod_;
+    PetscCall(PetscOptionsGetEnum(nullptr, nullptr, "-hs_hessian_method", methods, &m, nullptr));
+    hessianMethod_ = (HessianMethod)m;
+  }
   PetscInt idx[1024], nidx = 1024;
   PetscCall(PetscOptionsGetIntArray(nullptr, nullptr, "-hs_forward_u0", idx, &nidx, &flg));
   if (flg) {
@@ -155,6 +164,8 @@ PetscErrorCode Solver::solve() {
   fwdGradU0_.clear();
   adjGradP_.clear();
   adjGradU0_.clear();
+  hessian_.clear();
+  solvedParams_ = params_;
   if (fwd_) {
     ForwardResults res;
     PetscCall(fwd_->finish(res));
@@ -172,6 +183,11 @@ PetscErrorCode Solver::solve() {
     adjGradU0_ = res.gradientU0;
     // The reverse sweep switched the mode back; the final state's mode is what callers expect.
     dyn_->mode = engine_->trajectory().mode(engine_->trajectory().size() - 1);
+  }
+  if (hessianOn_) {
+    PetscCall(pushStage("hybridsens Hessian"));
+    PetscCall(computeHessian(hessianMethod_, hessian_, &hessianUsed_));
+    PetscCall(PetscLogStagePop());
   }
   // Leave the TS at t0 with the initial step so that another solve() repeats this one.
   PetscCall(TSSetTime(ts_, t0));

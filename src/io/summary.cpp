@@ -3,7 +3,9 @@
 // ({"time","guard","kind","step","from","to"}), "stats" ({"steps","rejected_steps",
 // "location_steps","events","wall_seconds"}), and with forward sensitivities "costs",
 // "objective", "forward_gradient" ({"p","u0","u0_indices"}), "sensitivity_final" (n × np); with -hs_adjoint "gradient" ({"p","u0","u0_indices"});
-// with -hs_output_times "outputs" ([{"time","state","sensitivity" (n × np, with forward)}]).
+// with -hs_output_times "outputs" ([{"time","state","sensitivity" (n × np, with forward)}]); with
+// -hs_hessian "hessian" ([cost][i][j], parameters then initial-state components), "hessian_method",
+// "hessian_variables" ({"p": np, "u0_indices"}).
 #include "hybridsens/solver.hpp"
 
 #include "util/gather.hpp"
@@ -80,6 +82,11 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
     for (auto *c : costs_) names.push_back(c->name());
     j["costs"] = names;
     if (!objective_.empty()) j["objective"] = objective_;
+    if (!hessian_.empty()) {
+      j["hessian"] = hessian_;  // [cost][i][j], variables: parameters, then initial-state components
+      j["hessian_method"] = hessianMethodName(hessianUsed_);
+      j["hessian_variables"] = {{"p", (PetscInt)params_.size()}, {"u0_indices", u0Indices_}};
+    }
     if (!adjGradP_.empty()) j["gradient"] = {{"p", adjGradP_}, {"u0", adjGradU0_}, {"u0_indices", u0Indices_}};
     if (finalSensitivities()) {
       j["forward_gradient"] = {{"p", fwdGradP_}, {"u0", fwdGradU0_}, {"u0_indices", u0Indices_}};
