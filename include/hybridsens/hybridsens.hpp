@@ -2,6 +2,7 @@
 #pragma once
 
 #include "hybridsens/event_log.hpp"
+#include "hybridsens/memory.hpp"
 #include "hybridsens/model.hpp"
 #include "hybridsens/options.hpp"
 #include "hybridsens/objective.hpp"
