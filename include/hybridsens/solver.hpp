@@ -9,6 +9,7 @@
 
 #include <petscts.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,23 @@ class CostEvaluator;
 class JumpAlgebra;
 class ForwardSensitivity;
 class AdjointSensitivity;
+
+// What the reverse sweep shows an adjoint monitor (Solver::setAdjointMonitor): the adjoint
+// λ_k of every cost at one step boundary t_n, in the order the sweep produces them (time
+// decreasing). At each boundary: `Arrived` — λ(t_n⁺) as the later steps (or the terminal
+// condition at T) left it; then `AfterMeasurements` if a measurement sits at t_n; then one
+// `AfterTransition` per transition at t_n, undone in reverse order of application (`event`
+// names it; λ is now its left limit λ⁻). A jump of λ at an event is the difference between
+// consecutive samples at the same time.
+struct AdjointSample {
+  enum Kind { Arrived, AfterMeasurements, AfterTransition };
+  Kind kind;
+  PetscInt step;
+  PetscReal time;
+  const EventRecord *event;         // AfterTransition only, else nullptr
+  const std::vector<Vec> &lambda;   // one per cost, distributed like u; read only
+};
+using AdjointMonitor = std::function<PetscErrorCode(const AdjointSample &)>;
 
 struct SolveStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
@@ -50,6 +68,8 @@ public:
   void setInitialStateSensitivities(std::vector<PetscInt> idx) { u0Indices_ = std::move(idx), u0Chosen_ = true; }
   // Compute dJ_k/dp and dJ_k/du0 by the discrete adjoint after the solve (also -hs_adjoint).
   void setAdjoint(bool on) { adjoint_ = on; }
+  // Called collectively during every reverse sweep (see AdjointSample); empty: none.
+  void setAdjointMonitor(AdjointMonitor m) { adjointMonitor_ = std::move(m); }
   bool forwardSensitivities() const { return forward_; }
   bool adjoint() const { return adjoint_; }
   // With -hs_check_gradient: verify the gradient (hybridsens/verify.hpp) and print the table;
@@ -97,6 +117,7 @@ private:
   std::unique_ptr<CostEvaluator> costEval_;
   std::unique_ptr<JumpAlgebra> jumps_;
   std::unique_ptr<ForwardSensitivity> fwd_;
+  AdjointMonitor adjointMonitor_;
   std::vector<PetscScalar> objective_;
   std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_, adjGradP_, adjGradU0_;
 };

@@ -149,6 +149,7 @@ PetscErrorCode Solver::solve() {
   if (adjoint_) {
     PetscCall(pushStage("hybridsens adjoint"));
     AdjointSensitivity adj(*engine_, *costEval_, *jumps_);
+    adj.setMonitor(adjointMonitor_);
     AdjointResults res;
     PetscCall(adj.solve(t0, u0_, u0Indices_, res));
     PetscCall(PetscLogStagePop());
