@@ -42,7 +42,8 @@ using AdjointMonitor = std::function<PetscErrorCode(const AdjointSample &)>;
 
 struct SolveStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
-  double wallSeconds = 0;
+  double wallSeconds = 0;         // the forward solve (with the tangent-linear model if on)
+  double adjointWallSeconds = 0;  // the reverse sweep (0 without -hs_adjoint)
 };
 
 class Solver {
@@ -118,6 +119,7 @@ private:
   std::unique_ptr<JumpAlgebra> jumps_;
   std::unique_ptr<ForwardSensitivity> fwd_;
   AdjointMonitor adjointMonitor_;
+  double adjointSeconds_ = 0;
   std::vector<PetscScalar> objective_;
   std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_, adjGradP_, adjGradU0_;
 };
