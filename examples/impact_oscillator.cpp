@@ -124,9 +124,9 @@ public:
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
-  // ∂f/∂t: the periodic forcing. (HybridModel::rhsTimeDerivative; this overrides it once the
-  // library declares it.)
-  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec, const ModeContext &c, Vec ft) const {
+  // The periodic forcing depends on t explicitly: the event derivatives need ∂f/∂t.
+  bool explicitTime() const override { return true; }
+  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec, const ModeContext &c, Vec ft) const override {
     PetscFunctionBeginUser;
     PetscCall(VecZeroEntries(ft));
     if (rank_ == 0 && c.d[0] == FREE) PetscCall(VecSetValue(ft, V, loadRate(t), INSERT_VALUES));

@@ -142,6 +142,7 @@ public:
   std::vector<TimeEventSpec> timeSpecs;
   std::function<void(const EventId &, DiscreteState &)> trans;
   std::map<std::pair<int, PetscInt>, ResetSpec> resets;  // (kind, index) → reset
+  std::function<Vector(PetscReal, const Vector &, const Params &, const DiscreteState &)> ft;  // ∂f/∂t (explicit time)
 
   // -- HybridModel --
   MPI_Comm comm() const override { return distributed_ ? PETSC_COMM_WORLD : PETSC_COMM_SELF; }
@@ -178,6 +179,15 @@ public:
     PetscFunctionBeginUser;
     PetscCall(full(u, x));
     if (fp) PetscCall(setRows(Jp, fp(t, x, c.p, c.d), (PetscInt)c.p.size()));
+    PetscFunctionReturn(0);
+  }
+
+  bool explicitTime() const override { return (bool)ft; }
+  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec out) const override {
+    Vector x;
+    PetscFunctionBeginUser;
+    PetscCall(full(u, x));
+    PetscCall(writeOwned(out, ft(t, x, c.p, c.d)));
     PetscFunctionReturn(0);
   }
 
@@ -316,7 +326,7 @@ public:
   using Value = std::function<PetscReal(PetscReal, const Vector &, const Params &, const DiscreteState &)>;
   using Grad = std::function<void(PetscReal, const Vector &, const Params &, const DiscreteState &, Vector &, Vector &)>;
   LambdaCost(const LambdaModel &m, std::string name) : m_(m), name_(std::move(name)) {}
-  Value psi, r;
+  Value psi, r, rt;       // rt: ∂r/∂t (explicit time)
   Grad psiGrad, rGrad;  // (u-gradient, p-gradient), both zero on entry
 
   std::string name() const override { return name_; }
@@ -329,6 +339,10 @@ public:
   PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const override { return val(r, t, u, c, value); }
   PetscErrorCode integrandGradient(PetscReal t, Vec u, const ModeContext &c, Vec gu, PetscScalar *gp) const override {
     return grad(rGrad, t, u, c, gu, gp);
+  }
+  bool explicitTime() const override { return (bool)rt; }
+  PetscErrorCode integrandTimeDerivative(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const override {
+    return val(rt, t, u, c, value);
   }
 
 private:
@@ -1136,6 +1150,89 @@ TEST(ForwardV6, DroppingResetTermsIsDetected) {
 }
 
 // ===========================================================================================
+// Explicitly time-dependent dynamics and integrand (forcing, a time-weighted cost): the event
+// derivatives need ∂f/∂t and ∂r/∂t at the steps next to each event.
+//   mode 1: x' = sin(3t) − p0 x,   mode 2: x' = p1 cos(2t) − x,
+//   guard x − 0.25 rising (mode 1 → 2), time event at t = 1.8 (→ mode 1), T = 3, x(0) = 0;
+//   costs x(T) and ∫ t x² dt.
+// Asserted: forward (and adjoint, = forward ≤ 1e-12 in runModel) vs central FD ≤ 1e-6 with
+// BEULER, CN and RK4; without ∂f/∂t, ∂r/∂t (explicitTime() false) the run is refused.
+// ===========================================================================================
+std::unique_ptr<LambdaModel> makeForced(bool declareTime) {
+  auto m = std::make_unique<LambdaModel>(1, false);
+  m->p0 = {0.5, 1.5};
+  m->d0 = {1};
+  m->u0 = [](const Params &) { return Vector{0.0}; };
+  m->f = [](PetscReal t, const Vector &x, const Params &p, const DiscreteState &d) {
+    return d[0] == 1 ? Vector{std::sin(3 * t) - p[0] * x[0]} : Vector{p[1] * std::cos(2 * t) - x[0]};
+  };
+  m->fu = [](PetscReal, const Vector &, const Params &p, const DiscreteState &d) { return Dense{d[0] == 1 ? -p[0] : -1.0}; };
+  m->fp = [](PetscReal t, const Vector &x, const Params &, const DiscreteState &d) {
+    return d[0] == 1 ? Dense{-x[0], 0.0} : Dense{0.0, std::cos(2 * t)};
+  };
+  if (declareTime)
+    m->ft = [](PetscReal t, const Vector &, const Params &p, const DiscreteState &d) {
+      return d[0] == 1 ? Vector{3 * std::cos(3 * t)} : Vector{-2 * p[1] * std::sin(2 * t)};
+    };
+  m->guardSpecs.push_back({"x_reaches_quarter", Direction::Rising, [](const DiscreteState &d) { return d[0] == 1; },
+                           [](PetscReal, const Vector &x, const Params &, const DiscreteState &) { return x[0] - 0.25; },
+                           [](PetscReal, const Vector &, const Params &, const DiscreteState &, Vector &gu, PetscReal &gt, Vector &) {
+                             gu[0] = 1, gt = 0;
+                           },
+                           0});
+  m->timeSpecs.push_back({"back_to_mode_1", [](const Params &) { return 1.8; }, nullptr});
+  m->trans = [](const EventId &id, DiscreteState &d) { d[0] = id.kind == EventId::Guard ? 2 : 1; };
+  return m;
+}
+
+std::vector<std::unique_ptr<LambdaCost>> makeForcedCosts(const LambdaModel &m, bool declareTime) {
+  std::vector<std::unique_ptr<LambdaCost>> c;
+  c.push_back(componentCost(m, 0, "x(T)"));
+  auto in = std::make_unique<LambdaCost>(m, "int_t_x2");
+  in->r = [](PetscReal t, const Vector &x, const Params &, const DiscreteState &) { return t * x[0] * x[0]; };
+  in->rGrad = [](PetscReal t, const Vector &x, const Params &, const DiscreteState &, Vector &gu, Vector &) { gu[0] = 2 * t * x[0]; };
+  if (declareTime) in->rt = [](PetscReal, const Vector &x, const Params &, const DiscreteState &) { return x[0] * x[0]; };
+  c.push_back(std::move(in));
+  return c;
+}
+
+TEST(ForwardExplicitTime, ForcedSwitchingVsFD) {
+  SERIAL_ONLY();
+  auto m = makeForced(true);
+  auto costs = makeForcedCosts(*m, true);
+  Result r;
+  HS_OK(runModel(*m, ptrs(costs), m->p0, Method::CN, 1e-2, 3.0, r));
+  ASSERT_EQ(r.events.size(), 2u);
+  const std::vector<std::pair<PetscInt, PetscReal>> par = {{0, 1e-6}, {1, 1e-6}};
+  checkAgainstFD("forced", *m, ptrs(costs), m->p0, par, Method::BEULER, 1e-2, 3.0, 1e-6);
+  checkAgainstFD("forced", *m, ptrs(costs), m->p0, par, Method::CN, 1e-2, 3.0, 1e-6);
+  checkAgainstFD("forced", *m, ptrs(costs), m->p0, par, Method::RK4, 1e-2, 3.0, 1e-6);
+  // Must-fail: a model that declares explicit time but returns ∂f/∂t = 0.
+  auto wrong = makeForced(true);
+  wrong->ft = [](PetscReal, const Vector &, const Params &, const DiscreteState &) { return Vector{0.0}; };
+  Result rw;
+  HS_OK(runModel(*wrong, ptrs(costs), m->p0, Method::BEULER, 1e-2, 3.0, rw));
+  Vector fd;
+  HS_OK(centralFD(*m, ptrs(costs), m->p0, 0, 1e-6, Method::BEULER, 1e-2, 3.0, fd));
+  EXPECT_GT(relDiff(rw.gp[0][0], fd[0]), 1e-5) << "dropping ∂f/∂t from the event derivative went unnoticed";
+  PetscPrintf(PETSC_COMM_WORLD, "[forced BEULER, ∂f/∂t dropped] dx(T)/dp0 %.12g vs FD %.12g: rel %.2e\n", rw.gp[0][0], fd[0],
+              relDiff(rw.gp[0][0], fd[0]));
+}
+
+TEST(ForwardExplicitTime, UndeclaredTimeDependenceIsRefused) {
+  SERIAL_ONLY();
+  for (bool modelDeclares : {false, true}) {
+    auto m = makeForced(modelDeclares);
+    auto costs = makeForcedCosts(*m, false);  // the integrand t x² never declares it here
+    Result r;
+    hstest::ErrorCapture capture;
+    EXPECT_NE(runModel(*m, ptrs(costs), m->p0, Method::RK4, 1e-2, 3.0, r), 0);
+    const std::string expect = modelDeclares ? "integrand of cost 'int_t_x2' depends on t explicitly" : "rhs depends on t explicitly";
+    EXPECT_NE(capture.message().find(expect), std::string::npos) << capture.message();
+  }
+}
+
+// ===========================================================================================
 // DAE whose algebraic equation changes at events (the model of tests/test_dae.cpp):
 //   x' = −x + y,  0 = y − a_d x,  d ∈ {1, 2},  p = (a1, a2, c) = (0.5, 2, 0.3),
 //   x(0) = 1, y(0) = 7 (inconsistent: the engine makes it a1 x(0)),
@@ -1148,12 +1245,12 @@ TEST(ForwardV6, DroppingResetTermsIsDetected) {
 // its gradient is taken by central differences of itself.
 // Forward sensitivities of the DAE include the consistent initial sensitivity S_y(0), Φ_u,
 // Φ_p (the g⁺_p term) at every transition, and ẏ in u̇^±.
-// Step sizes. The event-time term uses the continuous u̇⁻ (README "Known limitation"), so the
-// forward gradient differs from the derivative of the computed objective by O(h^order):
-//   CN:     measured max gap 5.7e-5 at h = 1e-2 and 5.8e-8 at h = 1e-3 (relative, over the six
-//           derivatives) — hence the FD comparison at h = 1e-3, where it is 17× below 1e-6;
-//   BEULER: 1.8e-2…5.7e-2 at h = 1e-2, 1.3e-3…5.9e-3 at h = 1e-3: asserted to shrink at least
-//           4× per 10× smaller step (first order), never compared at 1e-6.
+// Step sizes. The event derivative is discrete-exact (of the steps taken), so the forward
+// gradient is the derivative of the computed objective at any step: FD agrees ≤ 1e-6 with CN
+// and BEULER at h = 1e-2 and 1e-3. FD steps must not move an event across a grid point (the
+// computed objective has a kink there): at h = 1e-3 τ3 lies 9.6e-5 before the grid point
+// 2.457 and moves by ~10 δa1, so δ = 1e-6. With -hs_event_derivative continuous (u̇⁻, u̇⁺)
+// BEULER misses FD by O(h) (must-fail).
 // The forward gradient is also compared with the closed form at h = 1e-4 (O(h²) ≈ 1e-8).
 // ===========================================================================================
 constexpr PetscReal kDaeT2 = 1.5, kDaeTf = 3.0;
@@ -1229,36 +1326,36 @@ TEST(ForwardDAE, SwitchedAlgebraicEquationCNvsFD) {
   checkAgainstFD("DAE", *m, ptrs(costs), p, {{0, 1e-5}, {1, 1e-5}, {2, 1e-5}}, Method::CN, 1e-3, kDaeTf, 1e-6);
 }
 
-TEST(ForwardDAE, SwitchedAlgebraicEquationConvergence) {
+TEST(ForwardDAE, SwitchedAlgebraicEquationStepsVsFD) {
   SERIAL_ONLY();
   auto m = makeDAE(false);
   auto costs = makeDAECosts(*m);
   const Params p = m->p0;
-  // BEULER at h = 1e-2 and 1e-3 (first order asserted); CN at h = 1e-2 printed only, to show
-  // why the CN comparison above uses h = 1e-3.
-  std::map<std::pair<int, int>, PetscReal> gap[2];
-  const PetscReal hs[2] = {1e-2, 1e-3};
-  for (int run = 0; run < 3; ++run) {
-    const Method method = run < 2 ? Method::BEULER : Method::CN;
-    const PetscReal h = run < 2 ? hs[run] : 1e-2;
-    Result r;
-    HS_OK(runModel(*m, ptrs(costs), p, method, h, kDaeTf, r));
-    for (int j = 0; j < 3; ++j) {
-      Vector fd;
-      HS_OK(centralFD(*m, ptrs(costs), p, j, 1e-5, method, h, kDaeTf, fd));
-      for (int k = 0; k < 2; ++k) {
-        const PetscReal g = relDiff(r.gp[k][j], fd[k]);
-        if (run < 2) gap[run][{k, j}] = g;
-        PetscPrintf(PETSC_COMM_WORLD, "[DAE %s h=%g] d%s/dp%d: forward %.12g  FD %.12g  gap %.2e%s\n", methodName(method), (double)h,
-                    costs[k]->name().c_str(), j, r.gp[k][j], fd[k], g, g > 1e-6 ? "  (> 1e-6: the known O(h^order) event-time gap)" : "");
+  for (const Method method : {Method::BEULER, Method::CN})
+    for (const PetscReal h : {1e-2, 1e-3}) {
+      Result r, rc;
+      HS_OK(runModel(*m, ptrs(costs), p, method, h, kDaeTf, r));
+      {
+        ScopedOptions continuous("-hs_event_derivative continuous");
+        HS_OK(runModel(*m, ptrs(costs), p, method, h, kDaeTf, rc));
       }
+      PetscReal worstContinuous = 0;
+      for (int j = 0; j < 3; ++j) {
+        Vector fd;
+        HS_OK(centralFD(*m, ptrs(costs), p, j, 1e-6, method, h, kDaeTf, fd));
+        for (int k = 0; k < 2; ++k) {
+          const PetscReal g = relDiff(r.gp[k][j], fd[k]);
+          worstContinuous = std::max(worstContinuous, relDiff(rc.gp[k][j], fd[k]));
+          PetscPrintf(PETSC_COMM_WORLD, "[DAE %s h=%g] d%s/dp%d: forward %.12g  adjoint %.12g  FD %.12g  gap %.2e\n", methodName(method),
+                      (double)h, costs[k]->name().c_str(), j, r.gp[k][j], r.ap[k][j], fd[k], g);
+          EXPECT_LE(g, 1e-6) << methodName(method) << " h=" << h << " d" << costs[k]->name() << "/dp" << j;
+          EXPECT_LE(relDiff(r.ap[k][j], fd[k]), 1e-6) << "adjoint " << methodName(method) << " h=" << h;
+        }
+      }
+      PetscPrintf(PETSC_COMM_WORLD, "[DAE %s h=%g] continuous event derivative: worst FD gap %.2e\n", methodName(method), (double)h,
+                  worstContinuous);
+      if (method == Method::BEULER && h == 1e-2) EXPECT_GT(worstContinuous, 1e-3) << "the discrete event derivative made no difference";
     }
-  }
-  for (auto &[key, coarse] : gap[0]) {
-    const PetscReal fine = gap[1][key];
-    EXPECT_TRUE(fine <= coarse / 4 || fine <= 1e-9) << "BEULER d" << costs[key.first]->name() << "/dp" << key.second << ": gap " << coarse
-                                                   << " at h=1e-2 -> " << fine << " at h=1e-3 (not first order)";
-  }
 }
 
 // ===========================================================================================

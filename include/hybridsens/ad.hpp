@@ -31,7 +31,7 @@
 // Derived, per callback (S = PetscReal for values; S = Fad for derivatives):
 //   rhsJacobian       ∂f/∂u         (u seeded)                 into J (all n×n entries, rank 0)
 //   rhsJacobianP      ∂f/∂p         (p seeded)                 first np columns of Jp
-//   constraintTimeDerivative  ∂f/∂t on the algebraic rows (t seeded; DAE)
+//   rhsTimeDerivative         ∂f/∂t (t seeded); ∂r/∂t likewise for costs
 //   initialStateJacobianP     ∂u0/∂p
 //   guardGradient     γ_u, γ_t, γ_p in ONE evaluation (n + np + 1 derivatives)
 //   resetJacobianAction        R_u v  (one directional derivative: u seeded with v)
@@ -256,22 +256,23 @@ public:
     PetscFunctionReturn(0);
   }
 
-  // ∂f/∂t on the algebraic rows (the engine uses only those), zero elsewhere.
-  PetscErrorCode constraintTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec gt) const final {
+  // AD gives ∂f/∂t exactly, so an AD model may depend on t freely.
+  bool explicitTime() const final { return true; }
+  // ∂f/∂t on every row (t seeded).
+  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const final {
     std::vector<PetscReal> x, out;
     PetscFunctionBeginUser;
     PetscCall(ad::detail::readLocal(u, x));
     const PetscInt n = (PetscInt)x.size();
     out.assign(n, 0.0);
-    const std::vector<PetscInt> alg = n ? algebraicIndices() : std::vector<PetscInt>{};
-    if (!alg.empty()) {
+    if (n) {
       std::vector<Fad> uf, pf, f(n);
       ad::detail::passive(uf, x);
       ad::detail::passive(pf, c.p);
       self().template rhs<Fad>(Fad(1, 0, t), uf.data(), pf.data(), c.d, f.data());
-      for (PetscInt i : alg) out[i] = f[i].dx(0);
+      for (PetscInt i = 0; i < n; ++i) out[i] = f[i].dx(0);
     }
-    PetscCall(ad::detail::writeLocal(gt, out));
+    PetscCall(ad::detail::writeLocal(ft, out));
     PetscFunctionReturn(0);
   }
 
@@ -497,6 +498,25 @@ public:
     if constexpr (ad::detail::HasIntegrand<Derived>::value) {
       PetscCall(gradient(u, c, r_u, r_p, [&](auto tt, const auto *x, const auto *p) { return self().integrand(tt, x, p, c.d); }, t));
     } else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost '%s': hasIntegrand() but no integrand<S>() template", name().c_str());
+    PetscFunctionReturn(0);
+  }
+  bool explicitTime() const final { return true; }
+  PetscErrorCode integrandTimeDerivative(PetscReal t, Vec u, const ModeContext &c, PetscScalar *r_t) const final {
+    std::vector<PetscReal> x;
+    PetscInt n;
+    PetscBool owner;
+    PetscFunctionBeginUser;
+    *r_t = 0;
+    if constexpr (ad::detail::HasIntegrand<Derived>::value) {
+      PetscCall(ad::detail::ownsWholeState(u, &n, &owner));
+      PetscCall(ad::detail::readLocal(u, x));
+      if (owner) {
+        std::vector<Fad> uf, pf;
+        ad::detail::passive(uf, x);
+        ad::detail::passive(pf, c.p);
+        *r_t = self().integrand(Fad(1, 0, t), uf.data(), pf.data(), c.d).dx(0);
+      }
+    }
     PetscFunctionReturn(0);
   }
   PetscErrorCode measurement(PetscInt i, PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const final {

@@ -9,8 +9,10 @@
 // give the forward jump of a captured slot as
 //     S_m⁺ = c_u S⁻ + c_p + (c_t + c_u u̇⁻ − ṁ⁺) τ_p = c_u (S⁻ + u̇⁻ τ_p) + c_t τ_p + c_p,
 // the TOTAL derivative d/dp c(τ(p), u(τ(p)), p) of the captured value, and the adjoint its
-// transpose. (Seed 000 §4 takes s⁺ = S⁻ there, which is wrong whenever u̇⁻ τ_p ≠ 0; its
-// hysteresis example hides it because u̇ = 0 at a load reversal.)
+// transpose (with the default discrete-exact event derivative, u̇⁻ is the derivative of the
+// located step with respect to its size: the total derivative of the captured value as
+// computed). Seed 000 §4 takes s⁺ = S⁻ there, which is wrong whenever u̇⁻ τ_p ≠ 0; its
+// hysteresis example hides it because u̇ = 0 at a load reversal.
 //
 // What a model declares (besides the usual HybridModel callbacks):
 //   * memoryIndices(): the global state indices of the slots (differential components);
@@ -35,9 +37,10 @@
 // distributed Vec. All of them are called collectively.
 //
 // Testing switch (must-fail tests, ODE models only): -hs_test_memory_partial_derivative makes
-// the captured slots jump with seed 000's partial derivative S_m⁺ = c_u S⁻ + c_p (it sets the
-// memory rows of R_t to −c_u u̇⁻, cancelling the event-time term of those rows), in forward and
-// adjoint alike.
+// the captured slots jump with seed 000's partial derivative S_m⁺ = c_u S⁻ + c_p, in forward and
+// adjoint alike: it sets the memory rows of R_t to −c_u u̇⁻, which cancels the event-time term
+// of those rows (exactly with -hs_event_derivative continuous; up to the O(h^order) difference
+// between u̇⁻ and the located step's derivative with the default discrete one).
 #pragma once
 
 #include "hybridsens/model.hpp"

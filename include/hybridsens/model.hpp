@@ -82,8 +82,13 @@ public:
   // ∂f/∂p into a dense n × N matrix whose first np columns are the parameters (the rest,
   // if any, belong to initial-state sensitivities and must stay zero). Default: f has no p.
   virtual PetscErrorCode rhsJacobianP(PetscReal t, Vec u, const ModeContext &c, Mat Jp) const;
-  // ∂g/∂t on algebraic rows (DAE with explicitly time-dependent constraints). Default: 0.
-  virtual PetscErrorCode constraintTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec gt) const;
+  // Whether f (or, for a DAE, g) depends on t other than through u: periodic forcing, a
+  // time-varying load. Such a model must override rhsTimeDerivative; the event derivatives
+  // need ∂f/∂t. A model that says false but whose rhs changes with t is refused at the first
+  // event (the library compares f(t) and f(t + δ) there), never silently differentiated.
+  virtual bool explicitTime() const { return false; }
+  // ∂f/∂t on every row (∂g/∂t on algebraic rows). Default (explicitTime() false): 0.
+  virtual PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const;
   // The matrix that rhsJacobian fills. Default: AIJ with a dense row pattern (small models).
   virtual PetscErrorCode createJacobian(Mat *J) const;
 

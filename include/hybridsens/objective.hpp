@@ -28,6 +28,11 @@ public:
   virtual bool hasIntegrand() const { return false; }
   virtual PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const;
   virtual PetscErrorCode integrandGradient(PetscReal t, Vec u, const ModeContext &c, Vec r_u, PetscScalar *r_p) const;
+  // As for the model: an integrand that depends on t other than through u (a time-varying
+  // reference) says so and provides ∂r/∂t (this rank's contribution); the event derivatives
+  // need it. One that says false but changes with t is refused at the first event.
+  virtual bool explicitTime() const { return false; }
+  virtual PetscErrorCode integrandTimeDerivative(PetscReal t, Vec u, const ModeContext &c, PetscScalar *r_t) const;
 
   // Measurement (point) costs g_i at times t_i in [t0, T]; every t_i becomes a step boundary.
   // A measurement at an event time observes the post-event state (the right limit).

@@ -15,6 +15,10 @@ struct EngineOptions {
   PetscBool hermite = PETSC_TRUE;    // -hs_event_hermite: look for two crossings hidden inside one step
   PetscInt maxLocationIterations = 100;
   PetscBool monitor = PETSC_FALSE;   // -hs_monitor: print events as they happen
+  // -hs_event_derivative discrete|continuous: differentiate the event time through the steps
+  // actually taken (exact for the computed trajectory; default), or with u̇⁻/u̇⁺ (DESIGN.md §4
+  // as printed; O(h^order) from it).
+  PetscBool discreteEventDerivative = PETSC_TRUE;
   std::string summaryFile;           // -hs_summary FILE: JSON summary
   std::string trajectoryDir;         // -hs_trajectory_dir DIR: keep the trajectory on disk
 

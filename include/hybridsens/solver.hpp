@@ -20,6 +20,7 @@ class Dynamics;
 class Engine;
 class CostEvaluator;
 class JumpAlgebra;
+class EventTangents;
 class ForwardSensitivity;
 class AdjointSensitivity;
 
@@ -116,6 +117,7 @@ private:
   bool forward_ = false, adjoint_ = false, u0Chosen_ = false;
   std::vector<PetscInt> u0Indices_;
   std::unique_ptr<CostEvaluator> costEval_;
+  std::unique_ptr<EventTangents> tangents_;
   std::unique_ptr<JumpAlgebra> jumps_;
   std::unique_ptr<ForwardSensitivity> fwd_;
   AdjointMonitor adjointMonitor_;

@@ -140,15 +140,45 @@ PetscErrorCode Dynamics::rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f) 
 }
 
 PetscErrorCode Dynamics::rhsJacobian(PetscReal t, Vec u, const DiscreteState &d) {
+  PetscFunctionBeginUser;
+  PetscCall(rhsJacobian(t, u, d, J_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::rhsJacobian(PetscReal t, Vec u, const DiscreteState &d, Mat out) {
   PetscReal nrm;
   PetscFunctionBeginUser;
-  PetscCall(MatZeroEntries(J_));
-  HS_USER_CALL(comm(), "rhsJacobian", model_.rhsJacobian(t, u, context(d), J_));
-  PetscCall(MatAssemblyBegin(J_, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(J_, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatNorm(J_, NORM_FROBENIUS, &nrm));
+  PetscCall(MatZeroEntries(out));
+  HS_USER_CALL(comm(), "rhsJacobian", model_.rhsJacobian(t, u, context(d), out));
+  PetscCall(MatAssemblyBegin(out, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(out, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatNorm(out, NORM_FROBENIUS, &nrm));
   PetscCheck(std::isfinite(nrm), comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback rhsJacobian at t = %.17g in discrete state %s",
              (double)t, describe(d).c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::rhsTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec ft) {
+  PetscFunctionBeginUser;
+  if (model_.explicitTime()) {
+    HS_USER_CALL(comm(), "rhsTimeDerivative", model_.rhsTimeDerivative(t, u, context(d), ft));
+    PetscCall(checkFinite(ft, "rhsTimeDerivative", t, d));
+    PetscFunctionReturn(0);
+  }
+  // A model that does not read t returns bit-identical values at another time; anything else
+  // means it depends on t and the event derivatives would silently miss ∂f/∂t.
+  const PetscReal dt = 1e-3 * std::max<PetscReal>(1, std::fabs(t));
+  PetscReal diff;
+  PetscCall(rhs(t, u, d, ft));
+  PetscCall(rhs(t + dt, u, d, work2_));
+  PetscCall(VecAXPY(work2_, -1.0, ft));
+  PetscCall(VecNorm(work2_, NORM_INFINITY, &diff));
+  PetscCheck(diff == 0, comm(), PETSC_ERR_USER_INPUT,
+             "the model's rhs depends on t explicitly (f(t + %g) - f(t) = %g at t = %.17g in discrete state %s), but "
+             "explicitTime() is false: override HybridModel::explicitTime() and rhsTimeDerivative() (∂f/∂t enters the "
+             "event derivatives)",
+             (double)dt, (double)diff, (double)t, describe(d).c_str());
+  PetscCall(VecZeroEntries(ft));
   PetscFunctionReturn(0);
 }
 
@@ -272,8 +302,7 @@ PetscErrorCode Dynamics::timeDerivative(PetscReal t, Vec u, const DiscreteState 
   PetscCall(rhs(t, u, d, udot));
   if (isDAE()) {
     // rhs b = [f_x; -g_t]; A udot = b.
-    HS_USER_CALL(comm(), "constraintTimeDerivative", model_.constraintTimeDerivative(t, u, context(d), work_));
-    PetscCall(checkFinite(work_, "constraintTimeDerivative", t, d));
+    PetscCall(rhsTimeDerivative(t, u, d, work_));
     PetscCall(VecScale(work_, -1.0));
     PetscCall(zeroDifferential(work_));
     PetscCall(VecPointwiseMult(udot, udot, mass_));

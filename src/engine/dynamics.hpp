@@ -48,6 +48,10 @@ public:
   // Model evaluations with finiteness checks (NaN/Inf is an error naming the callback).
   PetscErrorCode rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f);
   PetscErrorCode rhsJacobian(PetscReal t, Vec u, const DiscreteState &d);  // into J()
+  PetscErrorCode rhsJacobian(PetscReal t, Vec u, const DiscreteState &d, Mat out);  // into a copy of J()'s layout
+  // ∂f/∂t (all rows). For a model that declares no explicit time dependence this is zero, after
+  // checking that f really does not change with t at (t, u) — an error otherwise.
+  PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec ft);
   PetscErrorCode rhsJacobianP(PetscReal t, Vec u, const DiscreteState &d); // into parameterJacobian()
   Mat J() const { return J_; }
 
@@ -65,6 +69,8 @@ public:
   PetscErrorCode zeroAlgebraic(Vec v) const;
   PetscErrorCode zeroDifferential(Vec v) const;
   IS algebraicIS() const { return algIS_; }
+  // diag(M): 1 on differential rows, 0 on algebraic rows.
+  Vec massDiagonal() const { return mass_; }
 
   PetscErrorCode checkFinite(Vec v, const char *callback, PetscReal t, const DiscreteState &d) const;
 

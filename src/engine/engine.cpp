@@ -323,6 +323,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     PetscCheck(ts_->steps < ts_->max_steps, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
                "reached -ts_max_steps %" PetscInt_FMT " at t = %.17g before the final time %.17g", ts_->max_steps, (double)t, (double)tf);
     const Stop &stop = stops_[stopIdx];
+    const PetscReal hWanted = hnext;
     PetscReal h = hnext;
     bool aimsAtStop = false;
     if (h >= (stop.time - t) * (1 - 1e-10)) {
@@ -428,9 +429,13 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     }
     for (auto *o : observers_) PetscCall(o->instantCompleted(step, ts_->ptime));
     rateEnd.clear();
-    // Next step: finish the interrupted step's interval, else the integrator's proposal.
-    const PetscReal remainder = start_.t + hFull - ts_->ptime;
-    if (eventInside && remainder > 1e-10 * hFull) {
+    // Next step: finish the interval of a step cut short by an event or a stop, else the
+    // integrator's proposal. The step grid then does not move with event times, so an event
+    // time enters the computed trajectory only through the two steps next to it (what the
+    // discrete event derivative differentiates).
+    const PetscReal intendedH = aimsAtStop && hFull == h ? std::max(h, hWanted) : hFull;
+    const PetscReal remainder = start_.t + intendedH - ts_->ptime;
+    if (remainder > 1e-10 * intendedH) {
       hnext = remainder;
       resumeH = hProposal;
     } else hnext = hProposal;

@@ -13,6 +13,10 @@ PetscErrorCode EngineOptions::setFromOptions(MPI_Comm comm, const char *prefix) 
   PetscCall(PetscOptionsReal("-hs_grazing_tol", "Relative threshold on the guard's time derivative at a crossing", "", grazingTol, &grazingTol, nullptr));
   PetscCall(PetscOptionsBool("-hs_event_hermite", "Detect two crossings inside one step from guard derivatives", "", hermite, &hermite, nullptr));
   PetscCall(PetscOptionsInt("-hs_event_max_iterations", "Maximum event-location iterations", "", maxLocationIterations, &maxLocationIterations, nullptr));
+  const char *kinds[] = {"continuous", "discrete"};
+  PetscInt kind = discreteEventDerivative ? 1 : 0;
+  PetscCall(PetscOptionsEList("-hs_event_derivative", "Event-time derivative: of the steps taken (discrete) or with the continuous state derivative", "", kinds, 2, kinds[kind], &kind, nullptr));
+  discreteEventDerivative = kind == 1 ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(PetscOptionsBool("-hs_monitor", "Print events as they happen", "", monitor, &monitor, nullptr));
   PetscCall(PetscOptionsString("-hs_summary", "Write a JSON summary to this file", "", file, file, sizeof(file), &flg));
   if (flg) summaryFile = file;

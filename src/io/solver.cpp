@@ -6,6 +6,7 @@
 #include "sensitivity/adjoint_sensitivity.hpp"
 #include "sensitivity/configuration.hpp"
 #include "sensitivity/cost_evaluator.hpp"
+#include "sensitivity/event_tangents.hpp"
 #include "sensitivity/forward_sensitivity.hpp"
 #include "util/gather.hpp"
 #include "hybridsens/verify.hpp"
@@ -20,6 +21,7 @@ Solver::Solver(const HybridModel &model) : model_(model), params_(model.defaultP
 Solver::~Solver() {
   fwd_.reset();
   jumps_.reset();
+  tangents_.reset();
   costEval_.reset();
   engine_.reset();
   dyn_.reset();
@@ -113,6 +115,7 @@ PetscErrorCode Solver::solve() {
   PetscCall(dyn_->reinitialize(t0, u0_, dyn_->mode, "of the initial state"));
   fwd_.reset();
   jumps_.reset();
+  tangents_.reset();
   costEval_ = std::make_unique<CostEvaluator>(*dyn_, costs_);
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
   engine_->setStopTimes(costEval_->measurementTimes());
@@ -120,7 +123,13 @@ PetscErrorCode Solver::solve() {
     JumpTerms terms;
     PetscCall(terms.setFromOptions(model_.comm()));
     PetscCall(defaultInitialStateIndices());
-    jumps_ = std::make_unique<JumpAlgebra>(*dyn_, engine_->guards(), *costEval_, terms);
+    tangents_.reset();
+    if (opt_.discreteEventDerivative) {
+      // Registered first: the sensitivity observers read what it records for each step.
+      tangents_ = std::make_unique<EventTangents>(*engine_, *costEval_);
+      engine_->addObserver(tangents_.get());
+    }
+    jumps_ = std::make_unique<JumpAlgebra>(*dyn_, engine_->guards(), *costEval_, terms, tangents_.get());
   }
   if (forward_) {
     PetscCall(checkSensitivityConfiguration(ts_, *dyn_, false));

@@ -16,8 +16,8 @@ PetscErrorCode JumpTerms::setFromOptions(MPI_Comm comm) {
   PetscFunctionReturn(0);
 }
 
-JumpAlgebra::JumpAlgebra(Dynamics &dyn, GuardEvaluator &guards, CostEvaluator &costs, JumpTerms terms)
-    : dyn_(dyn), guards_(guards), costs_(costs), terms_(terms) {}
+JumpAlgebra::JumpAlgebra(Dynamics &dyn, GuardEvaluator &guards, CostEvaluator &costs, JumpTerms terms, const EventTangents *tangents)
+    : dyn_(dyn), guards_(guards), costs_(costs), terms_(terms), tangents_(tangents) {}
 
 JumpAlgebra::~JumpAlgebra() {
   VecDestroy(&w1_);
@@ -104,7 +104,7 @@ PetscErrorCode JumpAlgebra::phiT(const EventRecord &r, Vec out) {
   PetscCall(dyn_.checkFinite(w1_, "resetTimeDerivative", r.time, r.before));
   if (dyn_.isDAE()) {
     PetscCall(dyn_.zeroAlgebraic(w1_));
-    HS_USER_CALL(dyn_.comm(), "constraintTimeDerivative", model.constraintTimeDerivative(r.time, r.uplus, dyn_.context(r.after), w2_));
+    PetscCall(dyn_.rhsTimeDerivative(r.time, r.uplus, r.after, w2_));
     PetscCall(dyn_.zeroDifferential(w2_));
     PetscCall(VecAXPY(w1_, -1.0, w2_));
     PetscCall(dyn_.consistencySolve(w1_, out, false));
@@ -112,7 +112,7 @@ PetscErrorCode JumpAlgebra::phiT(const EventRecord &r, Vec out) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, JumpIngredients &J, bool forwardSweep) {
+PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, size_t index, JumpIngredients &J, bool forwardSweep) {
   PetscFunctionBeginUser;
   if (!w1_) {
     PetscCall(VecDuplicate(r.uminus, &w1_));
@@ -127,8 +127,12 @@ PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, JumpIngredients &J, bo
   PetscCall(VecDuplicate(r.uminus, &J.c));
   Vec tmp;
   PetscCall(VecDuplicate(r.uminus, &tmp));
+  // v⁻: the discrete ∂X/∂h of the step that ended here, else the continuous u̇⁻.
+  const EventTangent *tangent = tangents_ ? tangents_->at(index) : nullptr;
+  const bool discrete = tangent && tangent->endDerivative;
+  Vec vminus = discrete ? tangent->endDerivative : r.udotminus;
   PetscCall(phiT(r, J.c));
-  PetscCall(applyPhiU(r, r.udotminus, tmp));
+  PetscCall(applyPhiU(r, vminus, tmp));
   PetscCall(VecAXPY(J.c, 1.0, tmp));
   PetscCall(VecAXPY(J.c, -1.0, r.udotplus));
   PetscCall(VecDestroy(&tmp));
@@ -136,12 +140,12 @@ PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, JumpIngredients &J, bo
   PetscCall(costs_.integrands(r.time, r.uminus, r.before, rm));
   PetscCall(costs_.integrands(r.time, r.uplus, r.after, rp));
   J.cq.resize(rm.size());
-  for (size_t k = 0; k < rm.size(); ++k) J.cq[k] = rm[k] - rp[k];
+  for (size_t k = 0; k < rm.size(); ++k) J.cq[k] = (discrete ? tangent->endQuadrature[k] : rm[k]) - rp[k];
   if (J.stateEvent) {
     PetscScalar dot;
     PetscCall(VecDuplicate(r.uminus, &J.guard.gu));
     PetscCall(guards_.gradient(r.id.index, r.time, r.uminus, r.before, J.guard));
-    PetscCall(VecDot(J.guard.gu, r.udotminus, &dot));
+    PetscCall(VecDot(J.guard.gu, vminus, &dot));
     J.D = J.guard.gt + dot;
     PetscCheck(J.D != 0, dyn_.comm(), PETSC_ERR_FP, "guard '%s' has zero time derivative at t = %.17g: event time not differentiable",
                r.name.c_str(), (double)r.time);
@@ -152,11 +156,13 @@ PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, JumpIngredients &J, bo
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode JumpAlgebra::forward(const EventRecord &r, const JumpIngredients &J, Mat S, std::vector<std::vector<PetscScalar>> &dq) {
+PetscErrorCode JumpAlgebra::forward(const EventRecord &r, const JumpIngredients &J, Mat S, std::vector<std::vector<PetscScalar>> &dq,
+                                    std::vector<PetscScalar> &taus) {
   PetscInt N;
   const PetscInt np = dyn_.numParameters();
   PetscFunctionBeginUser;
   PetscCall(MatGetSize(S, nullptr, &N));
+  taus.assign(N, 0.0);
   for (PetscInt j = 0; j < N; ++j) {
     Vec col;
     PetscScalar tau = 0;
@@ -167,6 +173,7 @@ PetscErrorCode JumpAlgebra::forward(const EventRecord &r, const JumpIngredients 
       tau = -(dot + (j < np ? J.guard.gp[j] : 0.0)) / J.D;
     } else tau = j < np ? J.dTdp[j] : 0.0;
     if (!terms_.eventTime) tau = 0;
+    taus[j] = tau;
     PetscCall(applyPhiU(r, col, w2_));
     if (j < np) {
       Vec pcol;
@@ -182,14 +189,15 @@ PetscErrorCode JumpAlgebra::forward(const EventRecord &r, const JumpIngredients 
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode JumpAlgebra::adjoint(const EventRecord &r, const JumpIngredients &J, size_t k, Vec lambda, std::vector<PetscScalar> &mu) {
+PetscErrorCode JumpAlgebra::adjoint(const EventRecord &r, const JumpIngredients &J, size_t k, Vec lambda, std::vector<PetscScalar> &mu,
+                                    PetscScalar deferred) {
   const auto &model = dyn_.model();
   const PetscInt np = dyn_.numParameters();
   PetscScalar cl;
   std::vector<PetscScalar> d;
   PetscFunctionBeginUser;
   PetscCall(VecDot(J.c, lambda, &cl));
-  const PetscScalar s = terms_.eventTime ? cl + J.cq[k] : 0.0;
+  const PetscScalar s = terms_.eventTime ? cl + J.cq[k] + deferred : 0.0;
   // w = A⁺⁻ᵀλ (λ for an ODE): Φ_uᵀλ = R_uᵀ P_x w and Φ_pᵀλ = R_pᵀ P_x w − g⁺_pᵀ P_y w.
   if (dyn_.isDAE()) PetscCall(dyn_.consistencySolve(lambda, w2_, true));
   else PetscCall(VecCopy(lambda, w2_));
@@ -216,6 +224,30 @@ PetscErrorCode JumpAlgebra::adjoint(const EventRecord &r, const JumpIngredients 
   } else {
     for (PetscInt j = 0; j < np; ++j) mu[j] += J.dTdp[j] * s;
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::forwardCorrection(const EventTangent &e, const std::vector<PetscScalar> &tau, Mat S,
+                                              std::vector<std::vector<PetscScalar>> &dq) {
+  PetscFunctionBeginUser;
+  if (!e.nextCorrection) PetscFunctionReturn(0);
+  for (size_t j = 0; j < tau.size(); ++j) {
+    Vec col;
+    if (tau[j] == 0) continue;
+    PetscCall(MatDenseGetColumnVec(S, (PetscInt)j, &col));
+    PetscCall(VecAXPY(col, tau[j], e.nextCorrection));
+    PetscCall(MatDenseRestoreColumnVec(S, (PetscInt)j, &col));
+    for (size_t k = 0; k < dq.size(); ++k) dq[k][j] += e.nextQuadrature[k] * tau[j];
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode JumpAlgebra::adjointCorrection(const EventTangent &e, size_t k, Vec lambda, PetscScalar *deferred) {
+  PetscFunctionBeginUser;
+  *deferred = 0;
+  if (!e.nextCorrection) PetscFunctionReturn(0);
+  PetscCall(VecDot(e.nextCorrection, lambda, deferred));
+  *deferred += e.nextQuadrature[k];
   PetscFunctionReturn(0);
 }
 

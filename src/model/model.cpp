@@ -16,9 +16,9 @@ PetscErrorCode HybridModel::initialStateJacobianP(const ModeContext &, Mat) cons
 
 PetscErrorCode HybridModel::rhsJacobianP(PetscReal, Vec, const ModeContext &, Mat) const { return 0; }
 
-PetscErrorCode HybridModel::constraintTimeDerivative(PetscReal, Vec, const ModeContext &, Vec gt) const {
+PetscErrorCode HybridModel::rhsTimeDerivative(PetscReal, Vec, const ModeContext &, Vec ft) const {
   PetscFunctionBeginUser;
-  PetscCall(VecZeroEntries(gt));
+  PetscCall(VecZeroEntries(ft));
   PetscFunctionReturn(0);
 }
 

@@ -16,6 +16,11 @@ PetscErrorCode CostFunction::integrandGradient(PetscReal, Vec, const ModeContext
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost declares an integrand but does not implement integrandGradient()");
 }
 
+PetscErrorCode CostFunction::integrandTimeDerivative(PetscReal, Vec, const ModeContext &, PetscScalar *r_t) const {
+  *r_t = 0;
+  return 0;
+}
+
 PetscErrorCode CostFunction::measurement(PetscInt, PetscReal, Vec, const ModeContext &, PetscScalar *) const {
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost declares measurement times but does not implement measurement()");
 }

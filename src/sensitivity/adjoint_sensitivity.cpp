@@ -147,6 +147,8 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
 
   JumpIngredients J;
   long e = (long)events.size() - 1;
+  const EventTangents *tangents = jumps_.tangents();
+  std::vector<PetscScalar> deferred(ncost, 0.0);
   Vec work;
   PetscCall(VecDuplicate(X, &work));
   // Measurements at t_n see the right limit: the state after every transition at t_n, in
@@ -178,12 +180,19 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     PetscCall(report(AdjointSample::Arrived, n, nullptr));
     PetscCall(addMeasurements(n));
     PetscCall(report(AdjointSample::AfterMeasurements, n, nullptr));
-    // Transitions at the end of step n, undone in reverse order of application.
-    for (; e >= 0 && events[e].step == n; --e) {
-      PetscCall(jumps_.prepare(events[e], J, false));
-      for (size_t k = 0; k < ncost; ++k) PetscCall(jumps_.adjoint(events[e], J, k, lambda_[k], muExtra[k]));
+    // Transitions at the end of step n, undone in reverse order of application; the last one
+    // gets what step n + 1 contributed to its event time (see EventTangents).
+    for (bool lastAtInstant = true; e >= 0 && events[e].step == n; --e, lastAtInstant = false) {
+      PetscCall(jumps_.prepare(events[e], (size_t)e, J, false));
+      for (size_t k = 0; k < ncost; ++k)
+        PetscCall(jumps_.adjoint(events[e], J, k, lambda_[k], muExtra[k], lastAtInstant ? deferred[k] : 0.0));
       PetscCall(report(AdjointSample::AfterTransition, n, &events[e]));
     }
+    // If the step about to be reversed followed an event, λ here is what its correction sees.
+    deferred.assign(ncost, 0.0);
+    const EventTangent *tangent = tangents && e >= 0 && events[e].step == n - 1 ? tangents->at((size_t)e) : nullptr;
+    if (tangent)
+      for (size_t k = 0; k < ncost; ++k) PetscCall(jumps_.adjointCorrection(*tangent, k, lambda_[k], &deferred[k]));
     dyn.mode = traj.mode(n);
     PetscCall(traj.load(ts, n));
     ts->steps = n;

@@ -41,6 +41,31 @@ PetscErrorCode CostEvaluator::integrandGradient(size_t k, PetscReal t, Vec u, co
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode CostEvaluator::integrandTimeDerivatives(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &rt) {
+  std::vector<PetscScalar> r0, r1;
+  bool checkConstant = false;
+  PetscFunctionBeginUser;
+  rt.assign(costs_.size(), 0.0);
+  for (size_t k = 0; k < costs_.size(); ++k) {
+    if (!costs_[k]->hasIntegrand()) continue;
+    if (costs_[k]->explicitTime())
+      HS_USER_CALL(dyn_.comm(), "integrandTimeDerivative", costs_[k]->integrandTimeDerivative(t, u, dyn_.context(d), &rt[k]));
+    else checkConstant = true;
+  }
+  PetscCall(sumOverRanks(dyn_.comm(), rt));
+  if (!checkConstant) PetscFunctionReturn(0);
+  // As for the model's f: an integrand that does not read t is bit-identical at another time.
+  const PetscReal dt = 1e-3 * std::max<PetscReal>(1, std::fabs(t));
+  PetscCall(integrands(t, u, d, r0));
+  PetscCall(integrands(t + dt, u, d, r1));
+  for (size_t k = 0; k < costs_.size(); ++k)
+    PetscCheck(costs_[k]->explicitTime() || r0[k] == r1[k], dyn_.comm(), PETSC_ERR_USER_INPUT,
+               "the integrand of cost '%s' depends on t explicitly (r(t + %g) - r(t) = %g at t = %.17g), but explicitTime() is "
+               "false: override CostFunction::explicitTime() and integrandTimeDerivative() (∂r/∂t enters the event derivatives)",
+               costs_[k]->name().c_str(), (double)dt, (double)(r1[k] - r0[k]), (double)t);
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode CostEvaluator::terminal(size_t k, PetscReal t, Vec u, const DiscreteState &d, PetscScalar *psi) {
   std::vector<PetscScalar> v(1, 0.0);
   PetscFunctionBeginUser;

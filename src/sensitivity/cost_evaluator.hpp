@@ -20,6 +20,8 @@ public:
   PetscErrorCode integrands(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &r);
   // ∂r_k/∂u into ru (a vector like u) and ∂r_k/∂p into rp (np entries); zero if none.
   PetscErrorCode integrandGradient(size_t k, PetscReal t, Vec u, const DiscreteState &d, Vec ru, std::vector<PetscScalar> &rp);
+  // ∂r_k/∂t for every cost (0 where none), with the same explicit-time check as the model's f.
+  PetscErrorCode integrandTimeDerivatives(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &rt);
   PetscErrorCode terminal(size_t k, PetscReal t, Vec u, const DiscreteState &d, PetscScalar *psi);
   PetscErrorCode terminalGradient(size_t k, PetscReal t, Vec u, const DiscreteState &d, Vec psiu, std::vector<PetscScalar> &psip);
 

@@ -108,11 +108,24 @@ PetscErrorCode ForwardSensitivity::addQuadrature(PetscReal weight, PetscReal t, 
 }
 
 PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) {
+  PetscFunctionBeginUser;
+  if (step == 0) PetscFunctionReturn(0);
+  PetscCall(stepQuadrature(tprev, t));
+  // The step after an event: the start-time part of the discrete event derivative (after the
+  // quadrature, which saw the uncorrected S; the correction's own quadrature is in it).
+  const EventTangents *tangents = jumps_ ? jumps_->tangents() : nullptr;
+  if (tangents && tangents->correctedByLastStep() >= 0)
+    PetscCall(jumps_->forwardCorrection(*tangents->at((size_t)tangents->correctedByLastStep()), lastTau_, S_, dq_));
+  PetscFunctionReturn(0);
+}
+
+// Quadrature of every integrand over the step just taken (and of its sensitivities).
+PetscErrorCode ForwardSensitivity::stepQuadrature(PetscReal tprev, PetscReal t) {
   TS ts = engine_.ts();
   TSType type;
   PetscBool isRK;
   PetscFunctionBeginUser;
-  if (step == 0 || !costs_.anyIntegrand()) PetscFunctionReturn(0);
+  if (!costs_.anyIntegrand()) PetscFunctionReturn(0);
   const PetscReal h = t - tprev;
   PetscInt ns;
   Vec *Y;
@@ -143,8 +156,8 @@ PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, 
 PetscErrorCode ForwardSensitivity::transitionApplied(const EventRecord &r) {
   PetscFunctionBeginUser;
   if (!jumps_) PetscFunctionReturn(0);  // values only: the objective itself does not jump
-  PetscCall(jumps_->prepare(r, J_, true));
-  PetscCall(jumps_->forward(r, J_, S_, dq_));
+  PetscCall(jumps_->prepare(r, engine_.log().size() - 1, J_, true));
+  PetscCall(jumps_->forward(r, J_, S_, dq_, lastTau_));
   PetscFunctionReturn(0);
 }
 

@@ -40,6 +40,7 @@ public:
 
 private:
   PetscErrorCode addQuadrature(PetscReal weight, PetscReal t, Vec u, Mat Su);
+  PetscErrorCode stepQuadrature(PetscReal tprev, PetscReal t);
 
   Engine &engine_;
   CostEvaluator &costs_;
@@ -50,6 +51,7 @@ private:
   std::vector<PetscScalar> q_;                  // Σ quadrature of each integrand + measurements
   std::vector<std::vector<PetscScalar>> dq_;    // its sensitivities (N columns)
   JumpIngredients J_;
+  std::vector<PetscScalar> lastTau_;  // τ_p per column of the latest transition
 };
 
 } // namespace hybridsens

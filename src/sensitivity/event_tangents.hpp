@@ -1,0 +1,51 @@
+// EventTangents: records, during the forward run, the discrete derivatives that make each
+// event's jump exact for the computed trajectory (see step_tangent.hpp for the math):
+//  * for the first transition at an instant: ∂X/∂h of the step that ends at the event, and
+//    ∂q_k/∂h of that step's quadratures — used by the jump algebra in place of u̇⁻ and r⁻;
+//  * for the last transition at an instant: the correction after the step that follows,
+//      δ = ∂X/∂t_start|_{t_end fixed} + X_u u̇⁺,   δq_k = ∂q_k/∂t_start + (quadrature tangent of u̇⁺) + r⁺_k,
+//    which replaces the continuous −u̇⁺ τ_p (and −r⁺ τ_p) the jump applies at the event:
+//    forward S_{n+1} += δ τ_p, dq_k += δq_k τ_p; adjoint s += δᵀλ_{n+1} + δq_k.
+// Both sweeps read the same records, so they stay transposes of each other.
+// Registered before the sensitivity observers: their stepAccepted sees this step's record.
+#pragma once
+
+#include "engine/engine.hpp"
+#include "sensitivity/step_tangent.hpp"
+
+#include <vector>
+
+namespace hybridsens {
+
+struct EventTangent {
+  Vec endDerivative = nullptr;            // ∂X/∂h (first transition at the instant), else nullptr
+  std::vector<PetscScalar> endQuadrature; // ∂q_k/∂h
+  Vec nextCorrection = nullptr;           // δ (last transition at the instant, if a step follows)
+  std::vector<PetscScalar> nextQuadrature; // δq_k
+};
+
+class EventTangents : public EngineObserver {
+public:
+  EventTangents(Engine &engine, CostEvaluator &costs);
+  ~EventTangents() override;
+
+  // nullptr when the event has no discrete data (continuous semantics apply).
+  const EventTangent *at(size_t eventIndex) const { return eventIndex < data_.size() ? &data_[eventIndex] : nullptr; }
+  // The event (log index) whose correction was recorded by the step that just ended, or -1.
+  long correctedByLastStep() const { return correctedByLastStep_; }
+
+  PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) override;
+  PetscErrorCode transitionApplied(const EventRecord &r) override;
+
+private:
+  void clear();
+
+  Engine &engine_;
+  CostEvaluator &costs_;
+  StepTangent tangent_;
+  std::vector<EventTangent> data_;
+  PetscReal lastStart_ = 0;       // start time of the last accepted step
+  long correctedByLastStep_ = -1;
+};
+
+} // namespace hybridsens

@@ -1,0 +1,169 @@
+#include "sensitivity/step_tangent.hpp"
+
+#include <petsc/private/tsimpl.h>
+
+namespace hybridsens {
+
+StepTangent::StepTangent(Dynamics &dyn, CostEvaluator &costs, TS ts) : dyn_(dyn), costs_(costs), ts_(ts) {}
+
+StepTangent::~StepTangent() {
+  MatDestroy(&J_);
+  KSPDestroy(&ksp_);
+  VecDestroy(&f_);
+  VecDestroy(&ft_);
+  VecDestroy(&ru_);
+  VecDestroy(&rhs_);
+  VecDestroy(&zero_);
+  for (auto *v : {&k_, &dk_, &dY_})
+    for (Vec &x : *v) VecDestroy(&x);
+}
+
+PetscErrorCode StepTangent::setUp(Vec like) {
+  PetscMPIInt size;
+  PC pc;
+  PetscFunctionBeginUser;
+  if (J_) PetscFunctionReturn(0);
+  PetscCall(MatDuplicate(dyn_.J(), MAT_DO_NOT_COPY_VALUES, &J_));
+  PetscCall(MatSetOption(J_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  for (Vec *v : {&f_, &ft_, &ru_, &rhs_, &zero_}) PetscCall(VecDuplicate(like, v));
+  PetscCall(VecZeroEntries(zero_));
+  // Direct solves, like the integrator's: the tangent must be exact to round-off.
+  PetscCallMPI(MPI_Comm_size(dyn_.comm(), &size));
+  PetscCall(KSPCreate(dyn_.comm(), &ksp_));
+  PetscCall(KSPSetOptionsPrefix(ksp_, "hs_tangent_"));
+  PetscCall(KSPSetType(ksp_, KSPPREONLY));
+  PetscCall(KSPGetPC(ksp_, &pc));
+  PetscCall(PCSetType(pc, PCLU));
+  if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(KSPSetFromOptions(ksp_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode StepTangent::apply(PetscReal t, PetscReal h, Vec u, Vec X, const DiscreteState &d, const StepDirection &dir, Vec dX,
+                                  std::vector<PetscScalar> &dq) {
+  TSType type;
+  PetscBool isRK;
+  PetscFunctionBeginUser;
+  PetscCall(setUp(X));
+  dq.assign(costs_.size(), 0.0);
+  PetscCall(TSGetType(ts_, &type));
+  PetscCall(PetscStrcmp(type, TSRK, &isRK));
+  if (isRK) PetscCall(rungeKutta(t, h, d, dir, dX, dq));
+  else {
+    PetscReal th;
+    PetscCall(TSThetaGetTheta(ts_, &th));  // BEULER and CN are theta methods (endpoint; checked elsewhere)
+    PetscCall(theta(th, t, h, u, X, d, dir, dX, dq));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode StepTangent::theta(PetscReal th, PetscReal t, PetscReal h, Vec u, Vec X, const DiscreteState &d,
+                                  const StepDirection &dir, Vec dX, std::vector<PetscScalar> &dq) {
+  const PetscReal te = t + h, a = dir.alpha, b = dir.beta;
+  KSPConvergedReason reason;
+  PetscFunctionBeginUser;
+  PetscCall(VecZeroEntries(rhs_));
+  if (b != 0) {
+    PetscCall(dyn_.rhs(te, X, d, f_));
+    PetscCall(VecAXPY(rhs_, b * th, f_));
+    if (th < 1) {
+      PetscCall(dyn_.rhs(t, u, d, f_));
+      PetscCall(VecAXPY(rhs_, b * (1 - th), f_));
+    }
+  }
+  if (a + b != 0) {
+    PetscCall(dyn_.rhsTimeDerivative(te, X, d, ft_));
+    PetscCall(VecAXPY(rhs_, h * th * (a + b), ft_));
+  }
+  if (a != 0 && th < 1) {
+    PetscCall(dyn_.rhsTimeDerivative(t, u, d, ft_));
+    PetscCall(VecAXPY(rhs_, h * (1 - th) * a, ft_));
+  }
+  if (dir.du) {
+    PetscCall(VecPointwiseMult(f_, dyn_.massDiagonal(), dir.du));
+    PetscCall(VecAXPY(rhs_, 1.0, f_));
+    if (th < 1) {
+      PetscCall(dyn_.rhsJacobian(t, u, d, J_));
+      PetscCall(MatMult(J_, dir.du, f_));
+      PetscCall(VecAXPY(rhs_, h * (1 - th), f_));
+    }
+  }
+  // M − hθ J(t + h, X): the matrix of the step's own Newton system (up to the factor hθ).
+  PetscCall(dyn_.rhsJacobian(te, X, d, J_));
+  PetscCall(MatScale(J_, -h * th));
+  PetscCall(MatDiagonalSet(J_, dyn_.massDiagonal(), ADD_VALUES));
+  PetscCall(KSPSetOperators(ksp_, J_, J_));
+  PetscCall(KSPSolve(ksp_, rhs_, dX));
+  PetscCall(KSPGetConvergedReason(ksp_, &reason));
+  PetscCheck(reason >= 0, dyn_.comm(), PETSC_ERR_NOT_CONVERGED, "step-tangent solve at t = %.17g failed (%s)", (double)te,
+             KSPConvergedReasons[reason]);
+  if (th < 1) PetscCall(quadratureNode(h * (1 - th), b * (1 - th), t, a, u, dir.du ? dir.du : zero_, d, dq));
+  PetscCall(quadratureNode(h * th, b * th, te, a + b, X, dX, d, dq));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode StepTangent::rungeKutta(PetscReal t, PetscReal h, const DiscreteState &d, const StepDirection &dir, Vec dX,
+                                       std::vector<PetscScalar> &dq) {
+  PetscInt s, ns;
+  const PetscReal *A, *b, *c;
+  Vec *Y;
+  PetscFunctionBeginUser;
+  PetscCall(TSRKGetTableau(ts_, &s, &A, &b, &c, nullptr, nullptr, nullptr, nullptr));
+  PetscCall(TSGetStages(ts_, &ns, &Y));
+  for (auto *v : {&k_, &dk_, &dY_})
+    while ((PetscInt)v->size() < s) {
+      v->push_back(nullptr);
+      PetscCall(VecDuplicate(dX, &v->back()));
+    }
+  const PetscReal a = dir.alpha, be = dir.beta;
+  for (PetscInt i = 0; i < s; ++i) {
+    const PetscReal ti = t + c[i] * h;
+    if (dir.du) PetscCall(VecCopy(dir.du, dY_[i]));
+    else PetscCall(VecZeroEntries(dY_[i]));
+    for (PetscInt j = 0; j < i; ++j) {
+      const PetscReal aij = A[i * s + j];
+      if (aij == 0) continue;
+      PetscCall(VecAXPBYPCZ(dY_[i], aij * be, aij * h, 1.0, k_[j], dk_[j]));
+    }
+    PetscCall(dyn_.rhs(ti, Y[i], d, k_[i]));
+    PetscCall(dyn_.rhsJacobian(ti, Y[i], d, J_));
+    PetscCall(MatMult(J_, dY_[i], dk_[i]));
+    if (a + c[i] * be != 0) {
+      PetscCall(dyn_.rhsTimeDerivative(ti, Y[i], d, ft_));
+      PetscCall(VecAXPY(dk_[i], a + c[i] * be, ft_));
+    }
+  }
+  if (dir.du) PetscCall(VecCopy(dir.du, dX));
+  else PetscCall(VecZeroEntries(dX));
+  for (PetscInt i = 0; i < s; ++i) {
+    if (b[i] == 0) continue;
+    PetscCall(VecAXPBYPCZ(dX, b[i] * be, b[i] * h, 1.0, k_[i], dk_[i]));
+    PetscCall(quadratureNode(h * b[i], be * b[i], t + c[i] * h, a + c[i] * be, Y[i], dY_[i], d, dq));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode StepTangent::quadratureNode(PetscReal w, PetscReal dw, PetscReal tau, PetscReal dtau, Vec Y, Vec dY, const DiscreteState &d,
+                                           std::vector<PetscScalar> &dq) {
+  std::vector<PetscScalar> r, rp;
+  PetscFunctionBeginUser;
+  if (!costs_.anyIntegrand()) PetscFunctionReturn(0);
+  if (dw != 0) {
+    PetscCall(costs_.integrands(tau, Y, d, r));
+    for (size_t k = 0; k < dq.size(); ++k) dq[k] += dw * r[k];
+  }
+  if (dtau != 0) {
+    PetscCall(costs_.integrandTimeDerivatives(tau, Y, d, r));
+    for (size_t k = 0; k < dq.size(); ++k) dq[k] += w * dtau * r[k];
+  }
+  for (size_t k = 0; k < dq.size(); ++k) {
+    PetscScalar dot;
+    if (!costs_.cost(k).hasIntegrand()) continue;
+    PetscCall(costs_.integrandGradient(k, tau, Y, d, ru_, rp));
+    PetscCall(VecDot(ru_, dY, &dot));
+    dq[k] += w * dot;
+  }
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens
