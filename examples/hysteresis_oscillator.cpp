@@ -34,11 +34,16 @@
 // derivative λ_v also carries the O(h⁴) event-time term of the RK4 step that locates the
 // reversal, 1e-9 of its size at dt = 1e-3).
 //
+// -dae: seed 000's own index-1 form, with the stress z as an algebraic state: the algebraic row
+// 0 = z − σ(u; u*, z*, ξ, p), v̇ = (−A z + f)/m, and the capture z*⁺ = z⁻ reads the algebraic
+// component (the library's DAE jump re-solves z⁺ = σ_new(u⁺) = z* after it). Same trajectory and
+// gradient as the ODE with the same implicit method (CN by default for -dae).
+//
 // Cost: G = ∫₀ᵀ u² dt. Published (seed 000, ode15s): G = 0.04994 and
 //   dG/dp ≈ [−1.34e−5, 3.267e−3, −1.53e−6, 0]   (FD, forward and adjoint agree within ≈ 1 %).
 // f depends on t explicitly, so the model provides ∂f/∂t (rhsTimeDerivative).
 //
-// Defaults: RK4, dt = 1e-3, T = 10 (19 reversals).
+// Defaults: RK4 (CN with -dae), dt = 1e-3, T = 10 (19 reversals).
 //
 // Run:
 //   build/examples/hysteresis_oscillator                        (G, reversals)
@@ -47,8 +52,9 @@
 //   build/examples/hysteresis_oscillator -hs_check_gradient -hs_check_gradient_step 1e-5
 //   build/examples/hysteresis_oscillator -hs_forward -hs_adjoint -trajectory_csv traj.csv -adjoint_csv adj.csv
 //     then  python3 scripts/plot_hysteresis.py traj.csv adj.csv hysteresis.png
+//   build/examples/hysteresis_oscillator -dae -hs_forward -hs_adjoint      (index-1 DAE, CN)
 //   mpiexec -n 2 build/examples/hysteresis_oscillator -hs_adjoint
-// Options: -ka -kb -alpha -beta (parameters), -hs_summary FILE, -trajectory_csv FILE
+// Options: -ka -kb -alpha -beta (parameters), -dae, -hs_summary FILE, -trajectory_csv FILE
 // (t, ξ, u, v, u*, z*, z and, with -hs_forward, du/dp_j, dz/dp_j after every step),
 // -adjoint_csv FILE (t, kind, λ of G for (u, v, u*, z*) at every step boundary of the reverse
 // sweep, on both sides of every reversal).
@@ -99,11 +105,16 @@ struct StressLaw {
 class HysteresisOscillator : public MemoryModel {
 public:
   static constexpr PetscReal mass = 1, area = 1;
-  enum { U, V, USTAR, ZSTAR };
+  static constexpr PetscInt U = 0, V = 1, Z = 2;  // Z: the stress as an algebraic state (-dae only)
+  const PetscInt USTAR, ZSTAR;                      // the memory slots: 2, 3 (ODE) or 3, 4 (DAE)
 
-  HysteresisOscillator() { MPI_Comm_rank(PETSC_COMM_WORLD, &rank_); }
-  // The whole state (u, v, u*, z*) lives on rank 0.
-  PetscInt localSize() const override { return rank_ == 0 ? 4 : 0; }
+  explicit HysteresisOscillator(bool dae) : USTAR(dae ? 3 : 2), ZSTAR(dae ? 4 : 3), dae_(dae) {
+    MPI_Comm_rank(PETSC_COMM_WORLD, &rank_);
+  }
+  bool dae() const { return dae_; }
+  // The whole state (u, v, [z,] u*, z*) lives on rank 0.
+  PetscInt localSize() const override { return rank_ == 0 ? (dae_ ? 5 : 4) : 0; }
+  std::vector<PetscInt> algebraicIndices() const override { return dae_ && rank_ == 0 ? std::vector<PetscInt>{Z} : std::vector<PetscInt>{}; }
   DiscreteState initialDiscreteState() const override { return {+1}; }  // ξ = +1: loading first
   std::vector<PetscReal> defaultParameters() const override { return {32 * M_PI * M_PI, M_PI * M_PI, 205.0, 0.0}; }
   std::vector<std::string> parameterNames() const override { return {"ka", "kb", "alpha", "beta"}; }
@@ -111,9 +122,10 @@ public:
   static PetscReal force(PetscReal t) { return 0.5 * t * std::sin(2 * M_PI * t); }
   static PetscReal forceRate(PetscReal t) { return 0.5 * std::sin(2 * M_PI * t) + M_PI * t * std::cos(2 * M_PI * t); }
 
-  // u = v = 0, memory (u*, z*) = (0, 0): independent of p.
+  // u = v = 0, memory (u*, z*) = (0, 0) (and z = σ = 0): independent of p.
   PetscErrorCode initialState(const ModeContext &, Vec u0) const override { return VecZeroEntries(u0); }
 
+  // ODE: v̇ = (−A σ + f)/m.  DAE: v̇ = (−A z + f)/m with the algebraic row 0 = z − σ.
   PetscErrorCode rhs(PetscReal t, Vec u, const ModeContext &c, Vec f) const override {
     const PetscScalar *x;
     PetscScalar *y;
@@ -124,7 +136,8 @@ public:
     if (rank_ == 0) {
       const auto s = StressLaw(c.p)(x[U], x[USTAR], x[ZSTAR], c.d[0]);
       y[U] = x[V];
-      y[V] = (-area * s.s + force(t)) / mass;
+      y[V] = (-area * (dae_ ? x[Z] : s.s) + force(t)) / mass;
+      if (dae_) y[Z] = x[Z] - s.s;
       y[USTAR] = y[ZSTAR] = 0;  // memory: zero dynamics
     }
     PetscCall(VecRestoreArray(f, &y));
@@ -138,10 +151,18 @@ public:
     PetscCall(VecGetArrayRead(u, &x));
     if (rank_ == 0) {
       const auto s = StressLaw(c.p)(x[U], x[USTAR], x[ZSTAR], c.d[0]);
-      const PetscInt row = V, cols[3] = {U, USTAR, ZSTAR};
-      const PetscScalar vals[3] = {-area * s.du / mass, -area * s.dus / mass, -area * s.dzs / mass};
+      const PetscInt cols[4] = {U, USTAR, ZSTAR, Z};
       PetscCall(MatSetValue(J, U, V, 1.0, INSERT_VALUES));
-      PetscCall(MatSetValues(J, 1, &row, 3, cols, vals, INSERT_VALUES));
+      if (dae_) {  // v̇ row: −A/m ∂z; algebraic row: ∂(z − σ)
+        const PetscInt row = Z;
+        const PetscScalar vals[4] = {-s.du, -s.dus, -s.dzs, 1.0};
+        PetscCall(MatSetValue(J, V, Z, -area / mass, INSERT_VALUES));
+        PetscCall(MatSetValues(J, 1, &row, 4, cols, vals, INSERT_VALUES));
+      } else {
+        const PetscInt row = V;
+        const PetscScalar vals[3] = {-area * s.du / mass, -area * s.dus / mass, -area * s.dzs / mass};
+        PetscCall(MatSetValues(J, 1, &row, 3, cols, vals, INSERT_VALUES));
+      }
     }
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
@@ -153,13 +174,14 @@ public:
     PetscCall(VecGetArrayRead(u, &x));
     if (rank_ == 0) {
       const auto s = StressLaw(c.p)(x[U], x[USTAR], x[ZSTAR], c.d[0]);
-      for (PetscInt j = 0; j < 4; ++j) PetscCall(MatSetValue(Jp, V, j, -area * s.dp[j] / mass, INSERT_VALUES));
+      for (PetscInt j = 0; j < 4; ++j)
+        PetscCall(MatSetValue(Jp, dae_ ? Z : V, j, dae_ ? -s.dp[j] : -area * s.dp[j] / mass, INSERT_VALUES));
     }
     PetscCall(VecRestoreArrayRead(u, &x));
     PetscFunctionReturn(0);
   }
 
-  // The load depends on t explicitly: the event derivatives need ∂f/∂t.
+  // The load depends on t explicitly: the event derivatives need ∂f/∂t (zero on the algebraic row).
   bool explicitTime() const override { return true; }
   PetscErrorCode rhsTimeDerivative(PetscReal t, Vec, const ModeContext &, Vec ft) const override {
     PetscFunctionBeginUser;
@@ -197,7 +219,9 @@ public:
     return 0;
   }
 
-  // ---- memory: (u*, z*) ← (u⁻, σ⁻) at every reversal ---------------------------------------
+  // ---- memory: (u*, z*) ← (u⁻, z⁻) at every reversal -----------------------------------------
+  // In the DAE z⁻ is a state (c_u = e_z; the reset reads an algebraic component, which the
+  // library's DAE jump carries through its consistency solves); in the ODE it is σ(u⁻; u*⁻, z*⁻).
   std::vector<PetscInt> memoryIndices() const override { return {USTAR, ZSTAR}; }
 
   PetscErrorCode capture(const EventId &, PetscReal, Vec uminus, const ModeContext &c, PetscScalar *values) const override {
@@ -206,7 +230,7 @@ public:
     PetscCall(VecGetArrayRead(uminus, &x));
     if (rank_ == 0) {
       values[0] = x[U];
-      values[1] = StressLaw(c.p)(x[U], x[USTAR], x[ZSTAR], c.d[0]).s;
+      values[1] = dae_ ? x[Z] : StressLaw(c.p)(x[U], x[USTAR], x[ZSTAR], c.d[0]).s;
     }
     PetscCall(VecRestoreArrayRead(uminus, &x));
     PetscFunctionReturn(0);
@@ -219,6 +243,7 @@ public:
     PetscCall(VecGetArrayRead(uminus, &x));
     if (rank_ == 0) {
       if (k == 0) PetscCall(VecSetValue(cu, U, 1.0, INSERT_VALUES));  // u* = u⁻
+      else if (dae_) PetscCall(VecSetValue(cu, Z, 1.0, INSERT_VALUES));  // z* = z⁻
       else {                                                          // z* = σ(u⁻; u*⁻, z*⁻, ξ⁻, p)
         const auto s = StressLaw(c.p)(x[U], x[USTAR], x[ZSTAR], c.d[0]);
         const PetscInt cols[3] = {U, USTAR, ZSTAR};
@@ -235,6 +260,7 @@ public:
   }
 
 private:
+  bool dae_;
   PetscMPIInt rank_ = 0;
 };
 
@@ -281,6 +307,7 @@ private:
 struct TrajectoryWriter {
   FILE *file = nullptr;  // rank 0 only
   const Solver *solver = nullptr;
+  const HysteresisOscillator *model = nullptr;
 
   // TS monitor: the engine calls it at every step start (after the transitions there) and at T.
   static PetscErrorCode monitor(TS ts, PetscInt, PetscReal t, Vec u, void *ctx) {
@@ -292,21 +319,23 @@ struct TrajectoryWriter {
     if (self->solver->forwardSensitivities()) PetscCall(TSForwardGetSensitivities(ts, &nsens, &S));
     PetscCall(VecGetLocalSize(u, &n));
     PetscCall(VecGetArrayRead(u, &x));
-    if (n == 4 && self->file) {
+    if (n > 0 && self->file) {
+      const HysteresisOscillator &m = *self->model;
+      const PetscInt U = m.U, Z = m.Z, US = m.USTAR, ZS = m.ZSTAR;
       const auto &p = self->solver->parameters();
       // The mode after the transitions at t is the solver's current one during the run.
       const PetscInt xi = self->solver->finalDiscreteState()[0];
-      const auto s = StressLaw(p)(x[0], x[2], x[3], xi);
-      PetscCall(PetscFPrintf(PETSC_COMM_SELF, self->file, "%.17g,%d,%.17g,%.17g,%.17g,%.17g,%.17g", (double)t, (int)xi, (double)x[0],
-                             (double)x[1], (double)x[2], (double)x[3], (double)s.s));
+      const auto s = StressLaw(p)(x[U], x[US], x[ZS], xi);
+      PetscCall(PetscFPrintf(PETSC_COMM_SELF, self->file, "%.17g,%d,%.17g,%.17g,%.17g,%.17g,%.17g", (double)t, (int)xi, (double)x[U],
+                             (double)x[m.V], (double)x[US], (double)x[ZS], (double)(m.dae() ? x[Z] : s.s)));
       if (S) {
         const PetscScalar *a;
         PetscInt lda;
         PetscCall(MatDenseGetLDA(S, &lda));
         PetscCall(MatDenseGetArrayRead(S, &a));
-        for (PetscInt j = 0; j < 4; ++j) PetscCall(PetscFPrintf(PETSC_COMM_SELF, self->file, ",%.17g", (double)a[0 + j * lda]));
-        for (PetscInt j = 0; j < 4; ++j) {  // dz/dp_j = σ_u S_u + σ_u* S_u* + σ_z* S_z* + σ_p
-          const PetscReal dz = s.du * a[0 + j * lda] + s.dus * a[2 + j * lda] + s.dzs * a[3 + j * lda] + s.dp[j];
+        for (PetscInt j = 0; j < 4; ++j) PetscCall(PetscFPrintf(PETSC_COMM_SELF, self->file, ",%.17g", (double)a[U + j * lda]));
+        for (PetscInt j = 0; j < 4; ++j) {  // dz/dp_j: a state (DAE), or σ_u S_u + σ_u* S_u* + σ_z* S_z* + σ_p (ODE)
+          const PetscReal dz = m.dae() ? a[Z + j * lda] : s.du * a[U + j * lda] + s.dus * a[US + j * lda] + s.dzs * a[ZS + j * lda] + s.dp[j];
           PetscCall(PetscFPrintf(PETSC_COMM_SELF, self->file, ",%.17g", (double)dz));
         }
         PetscCall(MatDenseRestoreArrayRead(S, &a));
@@ -345,7 +374,9 @@ static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Hysteretic oscillator with memory (seed 000 §5.2) with hybridsens.\n"));
   {
-    HysteresisOscillator model;
+    PetscBool dae = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-dae", &dae, nullptr));
+    HysteresisOscillator model(dae);
     Solver solver(model);
     DeformationMeasure G;
     solver.addCost(G);
@@ -356,8 +387,11 @@ int main(int argc, char **argv) {
     PetscCall(solver.setParameters(p));
     PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
     TS ts = solver.ts();
-    PetscCall(TSSetType(ts, TSRK));
-    PetscCall(TSRKSetType(ts, TSRK4));
+    if (dae) PetscCall(TSSetType(ts, TSCN));  // a DAE needs an implicit method
+    else {
+      PetscCall(TSSetType(ts, TSRK));
+      PetscCall(TSRKSetType(ts, TSRK4));
+    }
     PetscCall(TSSetTimeStep(ts, 1e-3));
     PetscCall(TSSetMaxTime(ts, 10.0));
     PetscCall(TSSetMaxSteps(ts, 10000000));
@@ -365,7 +399,7 @@ int main(int argc, char **argv) {
 
     char path[PETSC_MAX_PATH_LEN];
     PetscBool flg;
-    TrajectoryWriter traj{nullptr, &solver};
+    TrajectoryWriter traj{nullptr, &solver, &model};
     PetscCall(PetscOptionsGetString(nullptr, nullptr, "-trajectory_csv", path, sizeof(path), &flg));
     if (flg) {
       PetscCall(openOnRankZero(path, &traj.file));
@@ -381,10 +415,11 @@ int main(int argc, char **argv) {
     if (flg) {
       PetscCall(openOnRankZero(path, &adjFile));
       if (adjFile) std::fprintf(adjFile, "t,kind,lambda_u,lambda_v,lambda_ustar,lambda_zstar\n");
-      solver.setAdjointMonitor([adjFile](const AdjointSample &s) -> PetscErrorCode {
+      const PetscInt shown[4] = {model.U, model.V, model.USTAR, model.ZSTAR};
+      solver.setAdjointMonitor([adjFile, shown](const AdjointSample &s) -> PetscErrorCode {
         PetscScalar l[4];
         PetscFunctionBeginUser;
-        for (PetscInt i = 0; i < 4; ++i) PetscCall(entryOnRankZero(s.lambda[0], i, &l[i]));
+        for (PetscInt i = 0; i < 4; ++i) PetscCall(entryOnRankZero(s.lambda[0], shown[i], &l[i]));
         const char *kind = s.kind == AdjointSample::AfterTransition ? "after_reversal" : "step";
         if (adjFile)
           PetscCall(PetscFPrintf(PETSC_COMM_SELF, adjFile, "%.17g,%s,%.17g,%.17g,%.17g,%.17g\n", (double)s.time, kind, (double)l[0],
@@ -400,13 +435,14 @@ int main(int argc, char **argv) {
     if (traj.file) std::fclose(traj.file);
     if (adjFile) std::fclose(adjFile);
 
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hysteresis_oscillator: k_a = %g, k_b = %g, alpha = %g, beta = %g, T = %g, %zu reversals\n",
-                          (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(), solver.events().size()));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hysteresis_oscillator (%s): k_a = %g, k_b = %g, alpha = %g, beta = %g, T = %g, %zu reversals\n",
+                          dae ? "DAE" : "ODE", (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(),
+                          solver.events().size()));
     for (const auto &r : solver.events().records()) {
       PetscScalar vminus, us, zs;
       PetscCall(entryOnRankZero(r.uminus, 1, &vminus));
-      PetscCall(entryOnRankZero(r.uplus, 2, &us));
-      PetscCall(entryOnRankZero(r.uplus, 3, &zs));
+      PetscCall(entryOnRankZero(r.uplus, model.USTAR, &us));
+      PetscCall(entryOnRankZero(r.uplus, model.ZSTAR, &zs));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  reversal t = %.17g  xi %s -> %s  u* = %.17g  z* = %.17g  v- = %.3g\n", (double)r.time,
                             describe(r.before).c_str(), describe(r.after).c_str(), (double)us, (double)zs, (double)vminus));
     }
