@@ -21,9 +21,10 @@
 //
 // Chattering: when the net force presses the mass against the stop (e.g. -F 0 -F0 1: the
 // spring's equilibrium F₀/k = 1 lies beyond δ), the impacts accumulate in finite time
-// (t∞ = t₁ + 2e|v₁⁻|/((1 − e)a)) — a Zeno solution. The engine stops with a clear error rather
-// than hang or return a wrong gradient: the grazing check fires as |v⁻| → 0; -hs_max_events N
-// and -hs_min_event_spacing s (relative to the horizon) bound the count and the spacing.
+// (t∞ ≈ t₁ + 2e|v₁⁻|/((1 − e)a), a the net deceleration at the stop) — a Zeno solution. The
+// engine stops with a clear error rather than hang or return a wrong gradient: the grazing check
+// fires as |v⁻| → 0 (here at t ≈ 10.77, the 64th impact, |v⁻| ≈ 5e-7); -hs_max_events N and
+// -hs_min_event_spacing s (relative to the horizon) bound the count and the spacing.
 // The user-chosen alternative is -stick_velocity v_s: an impact with |v⁻| < v_s ends the
 // chattering sequence — the mass sticks to the stop (mode "stuck": ẋ = v̇ = 0, reset v⁺ = 0)
 // until the net force −k x + F cos ωt + F₀ turns away from it (guard "release", falling,
@@ -32,7 +33,7 @@
 // stop); the derivatives are exact for the model with that rule as long as no impact has
 // |v⁻| = v_s exactly. Example: -F 0.6 -omega 1 -F0 1 -ts_max_time 40 chatters into a grazing
 // error at t ≈ 12.07 (59 impacts); with -stick_velocity 1e-2 the mass sticks at t ≈ 12.00,
-// is released at t ≈ 15.12, and so on (five stick/release cycles, 83 impacts).
+// is released at t ≈ 15.12, and so on (83 impacts, five sticks, four releases by T = 40).
 //
 // Discrete state d = {mode (0 free, 1 stuck), number of impacts}.
 // Defaults: RK4 (-ts_type rk -ts_rk_type 4), dt = 5e-3, T = 100.
