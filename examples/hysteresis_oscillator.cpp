@@ -37,7 +37,10 @@
 // -dae: seed 000's own index-1 form, with the stress z as an algebraic state: the algebraic row
 // 0 = z − σ(u; u*, z*, ξ, p), v̇ = (−A z + f)/m, and the capture z*⁺ = z⁻ reads the algebraic
 // component (the library's DAE jump re-solves z⁺ = σ_new(u⁺) = z* after it). Same trajectory and
-// gradient as the ODE with the same implicit method (CN by default for -dae).
+// gradient as the ODE with the same implicit method (CN by default for -dae). The discrete
+// adjoint λ of CN on the DAE alternates from step to step after each reversal (the trapezoidal
+// rule's undamped (−1)ⁿ mode of an algebraic component, R(∞) = −1): harmless for the gradient,
+// but plot λ from the ODE form (or BEULER).
 //
 // Cost: G = ∫₀ᵀ u² dt. Published (seed 000, ode15s): G = 0.04994 and
 //   dG/dp ≈ [−1.34e−5, 3.267e−3, −1.53e−6, 0]   (FD, forward and adjoint agree within ≈ 1 %).
