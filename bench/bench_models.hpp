@@ -76,6 +76,20 @@ public:
   static PetscInt component(PetscInt guard) { return guard / 2; }
   static bool isHigh(PetscInt guard) { return guard % 2 == 0; }
 
+  // ∂f/∂p is sparse: row i of component i (its last row) touches only the linked(i)
+  // parameters. -bench_dense_jp keeps the library's dense default (for comparison).
+  PetscErrorCode createParameterJacobian(PetscInt ncols, Mat *Jp) const override {
+    PetscBool dense = PETSC_FALSE;
+    PetscFunctionBeginUser;
+    *Jp = nullptr;
+    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-bench_dense_jp", &dense, nullptr));
+    if (dense) PetscFunctionReturn(0);
+    std::vector<PetscInt> nnz(stride_ * n_, 0);
+    for (PetscInt i = 0; i < n_; ++i) nnz[stride_ * i + stride_ - 1] = linked(i);
+    PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, stride_ * n_, ncols, 0, nnz.data(), Jp));
+    PetscFunctionReturn(0);
+  }
+
   PetscInt numGuards() const override { return 2 * n_; }
   GuardInfo guardInfo(PetscInt j) const override {
     return {(isHigh(j) ? "high_" : "low_") + std::to_string(component(j)), isHigh(j) ? Direction::Rising : Direction::Falling};

@@ -167,6 +167,9 @@ static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
   PetscFunctionReturn(0);
 }
 
+// tests/test_ad_examples.cpp includes this file (without main) to reuse the hand-coded model
+// and cost as the oracle of their AD versions.
+#ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Scalar hybrid ODE of seed 000 §5.1 with hybridsens.\n"));
   {
@@ -218,3 +221,4 @@ int main(int argc, char **argv) {
   PetscCall(PetscFinalize());
   return 0;
 }
+#endif

@@ -91,6 +91,9 @@ private:
   std::vector<PetscReal> times_;
 };
 
+// tests/test_ad_examples.cpp includes this file (without main) to reuse the hand-coded model
+// and cost as the oracle of their AD versions.
+#ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Measurement cost of a Riccati ODE (seed 001 §3) with hybridsens.\n"));
   {
@@ -126,3 +129,4 @@ int main(int argc, char **argv) {
   PetscCall(PetscFinalize());
   return 0;
 }
+#endif

@@ -158,6 +158,9 @@ private:
   PetscInt i_;
 };
 
+// tests/test_ad_examples.cpp includes this file (without main) to reuse the hand-coded model
+// and cost as the oracle of their AD versions.
+#ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Switched linear system (Hiskens & Pai) with hybridsens.\n"));
   {
@@ -203,3 +206,4 @@ int main(int argc, char **argv) {
   PetscCall(PetscFinalize());
   return 0;
 }
+#endif

@@ -182,6 +182,12 @@ public:
     PetscFunctionReturn(0);
   }
 
+  bool sparseParameterJacobian = false;  // ∂f/∂p as AIJ (full rows) instead of the library's dense default
+  PetscErrorCode createParameterJacobian(PetscInt ncols, Mat *Jp) const override {
+    *Jp = nullptr;
+    if (!sparseParameterJacobian) return 0;
+    return MatCreateAIJ(comm(), nlocal_, PETSC_DECIDE, n_, ncols, ncols, nullptr, ncols, nullptr, Jp);
+  }
   bool explicitTime() const override { return (bool)ft; }
   PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec out) const override {
     Vector x;
@@ -1356,6 +1362,39 @@ TEST(ForwardDAE, SwitchedAlgebraicEquationStepsVsFD) {
                   worstContinuous);
       if (method == Method::BEULER && h == 1e-2) EXPECT_GT(worstContinuous, 1e-3) << "the discrete event derivative made no difference";
     }
+}
+
+// ===========================================================================================
+// A sparse (AIJ) ∂f/∂p (HybridModel::createParameterJacobian) gives the same results as the
+// dense default: V4 (ODE, guard parameter) and the DAE (g_p enters consistent initial
+// sensitivities, every jump and the adjoint's initial chain), forward and adjoint, at 1-3 ranks.
+// ===========================================================================================
+template <class Make, class Costs>
+void compareSparseJp(const char *label, Make make, Costs makeCosts, Method method, PetscReal dt, PetscReal tf) {
+  const bool distributed = worldSize() > 1;
+  auto dense = make(distributed), sparse = make(distributed);
+  sparse->sparseParameterJacobian = true;
+  auto cd = makeCosts(*dense), cs = makeCosts(*sparse);
+  Result a, b;
+  HS_OK(runModel(*dense, ptrs(cd), dense->p0, method, dt, tf, a));
+  HS_OK(runModel(*sparse, ptrs(cs), sparse->p0, method, dt, tf, b));
+  PetscReal worst = 0;
+  for (size_t k = 0; k < a.J.size(); ++k) {
+    worst = std::max(worst, relDiff(a.J[k], b.J[k]));
+    for (size_t j = 0; j < a.gp[k].size(); ++j) worst = std::max({worst, relDiff(a.gp[k][j], b.gp[k][j]), relDiff(a.ap[k][j], b.ap[k][j])});
+    for (size_t j = 0; j < a.gu0[k].size(); ++j)
+      worst = std::max({worst, relDiff(a.gu0[k][j], b.gu0[k][j]), relDiff(a.au0[k][j], b.au0[k][j])});
+  }
+  PetscPrintf(PETSC_COMM_WORLD, "[%s %s, %d rank(s)] sparse vs dense ∂f/∂p: max rel diff %.2e\n", label, methodName(method), worldSize(), worst);
+  EXPECT_LE(worst, 1e-14) << label << " " << methodName(method);
+}
+
+TEST(SparseParameterJacobian, SameAsDense) {
+  const bool parallel = worldSize() > 1;  // keep oversubscribed MUMPS runs short
+  compareSparseJp("V4", makeV4, makeV4Costs, Method::CN, 0.01, kV4T);
+  if (!parallel) compareSparseJp("V4", makeV4, makeV4Costs, Method::RK4, 0.01, kV4T);
+  if (!parallel) compareSparseJp("DAE", makeDAE, makeDAECosts, Method::CN, 1e-2, kDaeTf);
+  compareSparseJp("DAE", makeDAE, makeDAECosts, Method::BEULER, parallel ? 0.05 : 1e-2, kDaeTf);
 }
 
 // ===========================================================================================

@@ -39,10 +39,15 @@
 //   resetJacobianP, resetTimeDerivative    R_p, R_t
 //   timeEvent(k, p)   T(p) and ∂T/∂p
 //
-// Scope of this first slice: small dense systems whose whole state lives on rank 0 of comm()
-// (other ranks own nothing), as the examples do; every callback is still called collectively
-// and touches the Vecs on every rank (VecGetArray/Restore bump object state everywhere). The
-// sparse local-kernel path for large models is separate work (issue 5).
+// Second-derivative products (hybridsens/second_order.hpp): ADModel is also a SecondOrderModel
+// (H(λᵀf) δz, H(γ_j) δz, H(wᵀR) δz, (λᵀu0)_pp δp) and ADCost a SecondOrderCost (H(ψ) δz, H(r) δz,
+// H(g_i) δz), each from ONE evaluation of the same user template with the nested Fad
+// DFad<SFad<1>> (z = (u, p, t) in the outer Fad, δz in the inner one).
+//
+// Scope: small dense systems whose whole state lives on rank 0 of comm() (other ranks own
+// nothing), as the examples do; every callback is still called collectively and touches the
+// Vecs on every rank (VecGetArray/Restore bump object state everywhere). Large sparse models
+// made of many small components use hybridsens/ad_local.hpp (LocalKernelModel) instead.
 //
 // Fad type: MaxDerivatives = 0 (default) uses Sacado::Fad::DFad<PetscReal> (heap, any size);
 // MaxDerivatives = K > 0 uses Sacado::Fad::SLFad<PetscReal, K> (stack storage; every
@@ -64,6 +69,7 @@
 
 #include "hybridsens/model.hpp"
 #include "hybridsens/objective.hpp"
+#include "hybridsens/second_order.hpp"
 
 #include <Sacado_No_Kokkos.hpp>
 
@@ -179,10 +185,48 @@ template <int MaxDerivatives> PetscErrorCode checkDirections(int nd) {
   PetscFunctionReturn(0);
 }
 
+
+// ---- second order (nested Fad): z = (t, u, p) seeded in the outer Fad, the direction δz in
+// the inner one; for a scalar Λ(z), Λ.dx(k).dx(0) = (∂²Λ/∂z∂z δz)_k. The inner Fad carries
+// one direction (static storage); the outer one as many as needed.
+using Fad2Inner = Sacado::Fad::SFad<PetscReal, 1>;
+using Fad2 = Sacado::Fad::DFad<Fad2Inner>;
+
+// z_k = value, seeded as outer direction k of nd, with inner (directional) derivative dz.
+inline Fad2 seed2(int nd, int k, PetscReal value, PetscReal dz) {
+  Fad2Inner in(1, value);
+  in.fastAccessDx(0) = dz;
+  return Fad2(nd, k, in);
+}
+
+// Reads the local entries of an optional direction Vec (zeros of length nl when v is null;
+// Get/Restore on every rank otherwise).
+inline PetscErrorCode readLocalOrZero(Vec v, PetscInt nl, std::vector<PetscReal> &x) {
+  PetscFunctionBeginUser;
+  if (v) PetscCall(readLocal(v, x));
+  else x.assign(nl, 0.0);
+  PetscFunctionReturn(0);
+}
+
+// Splits (H δz) of a scalar Λ seeded as [u (n) | p (np) | t] into the SecondOrderOutput blocks.
+// The Vec part is written on every rank (empty off the owner), p and t overwritten everywhere
+// (zero where this rank evaluated nothing: its contribution).
+inline PetscErrorCode writeHessianOutput(const Fad2 *L, PetscInt n, PetscInt np, const SecondOrderOutput &out) {
+  std::vector<PetscReal> hu(n, 0.0);
+  PetscFunctionBeginUser;
+  if (L)
+    for (PetscInt i = 0; i < n; ++i) hu[i] = L->dx((int)i).dx(0);
+  if (out.u) PetscCall(writeLocal(out.u, hu));
+  if (out.p)
+    for (PetscInt k = 0; k < np; ++k) out.p[k] = L ? L->dx((int)(n + k)).dx(0) : 0.0;
+  if (out.t) *out.t = L ? L->dx((int)(n + np)).dx(0) : 0.0;
+  PetscFunctionReturn(0);
+}
+
 } // namespace detail
 } // namespace ad
 
-template <class Derived, int MaxDerivatives = 0> class ADModel : public HybridModel {
+template <class Derived, int MaxDerivatives = 0> class ADModel : public HybridModel, public SecondOrderModel {
 public:
   using Fad = typename ad::FadSelect<MaxDerivatives>::type;
 
@@ -442,7 +486,112 @@ public:
     PetscFunctionReturn(0);
   }
 
+  // ---- second-derivative products (hybridsens/second_order.hpp) by nested Fad ---------------
+  // One evaluation of the user's template with S = DFad<SFad<1>>: z = (u, p, t) seeded in the
+  // outer Fad (n + np + 1 directions), δz in the inner one; H δz = Λ.dx(k).dx(0).
+
+  // H(λᵀf) δz.
+  PetscErrorCode rhsHessianProduct(PetscReal t, Vec u, const ModeContext &c, Vec lambda, const SecondOrderDirection &dir,
+                                   const SecondOrderOutput &out) const final {
+    std::vector<PetscReal> x, lam;
+    std::vector<Fad2> uf, pf;
+    Fad2 tf;
+    PetscFunctionBeginUser;
+    PetscCall(ad::detail::readLocal(u, x));
+    PetscCall(ad::detail::readLocal(lambda, lam));
+    PetscCall(seedSecondOrder(t, x, c.p, dir, uf, pf, tf));
+    const PetscInt n = (PetscInt)x.size(), np = (PetscInt)c.p.size();
+    if (n) {
+      std::vector<Fad2> f(n);
+      self().template rhs<Fad2>(tf, uf.data(), pf.data(), c.d, f.data());
+      Fad2 L(0.0);
+      for (PetscInt i = 0; i < n; ++i) L += lam[i] * f[i];
+      PetscCall(ad::detail::writeHessianOutput(&L, n, np, out));
+    } else PetscCall(ad::detail::writeHessianOutput(nullptr, n, np, out));
+    PetscFunctionReturn(0);
+  }
+
+  // H(γ_j) δz.
+  PetscErrorCode guardHessianProduct(PetscInt j, PetscReal t, Vec u, const ModeContext &c, const SecondOrderDirection &dir,
+                                     const SecondOrderOutput &out) const final {
+    std::vector<PetscReal> x;
+    std::vector<Fad2> uf, pf;
+    Fad2 tf;
+    PetscFunctionBeginUser;
+    PetscCall(ad::detail::readLocal(u, x));
+    PetscCall(seedSecondOrder(t, x, c.p, dir, uf, pf, tf));
+    const PetscInt n = (PetscInt)x.size(), np = (PetscInt)c.p.size();
+    if constexpr (ad::detail::HasGuard<Derived>::value) {
+      if (n) {
+        const Fad2 L = self().template guard<Fad2>(j, tf, uf.data(), pf.data(), c.d);
+        PetscCall(ad::detail::writeHessianOutput(&L, n, np, out));
+      } else PetscCall(ad::detail::writeHessianOutput(nullptr, n, np, out));
+    } else {
+      SETERRQ(comm(), PETSC_ERR_SUP, "guardHessianProduct(%" PetscInt_FMT ") called but the model has no guard<S>() template", j);
+    }
+    PetscFunctionReturn(0);
+  }
+
+  // H(wᵀR) δz at (t, u⁻); zero for models without a reset template (identity resets).
+  PetscErrorCode resetHessianProduct(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec w,
+                                     const SecondOrderDirection &dir, const SecondOrderOutput &out) const final {
+    std::vector<PetscReal> x, wl;
+    std::vector<Fad2> uf, pf;
+    Fad2 tf;
+    PetscFunctionBeginUser;
+    PetscCall(ad::detail::readLocal(uminus, x));
+    PetscCall(ad::detail::readLocal(w, wl));
+    PetscCall(seedSecondOrder(t, x, c.p, dir, uf, pf, tf));
+    const PetscInt n = (PetscInt)x.size(), np = (PetscInt)c.p.size();
+    Fad2 L(0.0);
+    bool any = false;
+    if constexpr (ad::detail::HasReset<Derived>::value) {
+      if (n) {
+        std::vector<Fad2> up = uf;  // identity where the user writes nothing
+        self().template reset<Fad2>(id, tf, uf.data(), pf.data(), c.d, up.data());
+        for (PetscInt i = 0; i < n; ++i) L += wl[i] * up[i];
+        any = true;
+      }
+    }
+    PetscCall(ad::detail::writeHessianOutput(any ? &L : nullptr, n, np, out));
+    PetscFunctionReturn(0);
+  }
+
+  // outP = T_pp δp of time event k (eventTime template with nested Fad; zeros without one).
+  PetscErrorCode timeEventHessianProduct(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp, PetscScalar *outP) const final {
+    const int np = (int)p.size();
+    PetscFunctionBeginUser;
+    for (int i = 0; i < np; ++i) outP[i] = 0;
+    if constexpr (ad::detail::HasEventTime<Derived>::value) {
+      std::vector<Fad2> pf(np);
+      for (int i = 0; i < np; ++i) pf[i] = ad::detail::seed2(np, i, p[i], dp ? dp[i] : 0.0);
+      const Fad2 T = self().template eventTime<Fad2>(k, pf.data());
+      for (int i = 0; i < np; ++i) outP[i] = T.dx(i).dx(0);
+    }
+    PetscFunctionReturn(0);
+  }
+
+  // outP = (λᵀu0)_pp δp.
+  PetscErrorCode initialStateHessianProduct(const ModeContext &c, Vec lambda, const PetscScalar *dp, PetscScalar *outP) const final {
+    std::vector<PetscReal> lam;
+    const PetscInt np = (PetscInt)c.p.size();
+    PetscFunctionBeginUser;
+    PetscCall(ad::detail::readLocal(lambda, lam));
+    const PetscInt n = (PetscInt)lam.size();
+    for (PetscInt k = 0; k < np; ++k) outP[k] = 0;
+    if (n && np) {
+      std::vector<Fad2> pf(np), u0(n);
+      for (PetscInt k = 0; k < np; ++k) pf[k] = ad::detail::seed2((int)np, (int)k, c.p[k], dp ? dp[k] : 0.0);
+      self().template initialState<Fad2>(pf.data(), u0.data());
+      Fad2 L(0.0);
+      for (PetscInt i = 0; i < n; ++i) L += lam[i] * u0[i];
+      for (PetscInt k = 0; k < np; ++k) outP[k] = L.dx((int)k).dx(0);
+    }
+    PetscFunctionReturn(0);
+  }
+
 protected:
+  using Fad2 = ad::detail::Fad2;
   const Derived &self() const { return static_cast<const Derived &>(*this); }
   int rank() const {
     PetscMPIInt r = 0;
@@ -451,6 +600,20 @@ protected:
   }
 
 private:
+  // Seeds z = (u, p, t) for a second-order evaluation along dir (dir.du read on every rank).
+  static PetscErrorCode seedSecondOrder(PetscReal t, const std::vector<PetscReal> &x, const std::vector<PetscReal> &p,
+                                        const SecondOrderDirection &dir, std::vector<Fad2> &uf, std::vector<Fad2> &pf, Fad2 &tf) {
+    std::vector<PetscReal> du;
+    PetscFunctionBeginUser;
+    PetscCall(ad::detail::readLocalOrZero(dir.du, (PetscInt)x.size(), du));
+    const int n = (int)x.size(), np = (int)p.size(), nd = n + np + 1;
+    uf.resize(n);
+    pf.resize(np);
+    for (int i = 0; i < n; ++i) uf[i] = ad::detail::seed2(nd, i, x[i], du[i]);
+    for (int k = 0; k < np; ++k) pf[k] = ad::detail::seed2(nd, n + k, p[k], dir.dp ? dir.dp[k] : 0.0);
+    tf = ad::detail::seed2(nd, n + np, t, dir.dt);
+    PetscFunctionReturn(0);
+  }
   // M(i, col0 + k) = y[i].dx(k), k < ncols, rows 0..n-1 (rank 0 only; the caller assembles).
   // Every entry is inserted, zeros included: the dense pattern stays the same between calls.
   static PetscErrorCode setBlock(Mat M, const std::vector<Fad> &y, PetscInt col0, PetscInt ncols) {
@@ -468,7 +631,7 @@ private:
 };
 
 // CostFunction whose terminal, integrand and measurement parts are written once as templates.
-template <class Derived, int MaxDerivatives = 0> class ADCost : public CostFunction {
+template <class Derived, int MaxDerivatives = 0> class ADCost : public CostFunction, public SecondOrderCost {
 public:
   using Fad = typename ad::FadSelect<MaxDerivatives>::type;
 
@@ -534,10 +697,58 @@ public:
     PetscFunctionReturn(0);
   }
 
+  PetscErrorCode terminalHessianProduct(PetscReal t, Vec u, const ModeContext &c, const SecondOrderDirection &dir,
+                                        const SecondOrderOutput &out) const final {
+    PetscFunctionBeginUser;
+    if constexpr (ad::detail::HasTerminal<Derived>::value) {
+      PetscCall(hessian(u, c, dir, out, [&](auto tt, const auto *x, const auto *p) { return self().terminal(tt, x, p, c.d); }, t));
+    } else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost '%s': no terminal<S>() template", name().c_str());
+    PetscFunctionReturn(0);
+  }
+  PetscErrorCode integrandHessianProduct(PetscReal t, Vec u, const ModeContext &c, const SecondOrderDirection &dir,
+                                         const SecondOrderOutput &out) const final {
+    PetscFunctionBeginUser;
+    if constexpr (ad::detail::HasIntegrand<Derived>::value) {
+      PetscCall(hessian(u, c, dir, out, [&](auto tt, const auto *x, const auto *p) { return self().integrand(tt, x, p, c.d); }, t));
+    } else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost '%s': no integrand<S>() template", name().c_str());
+    PetscFunctionReturn(0);
+  }
+  PetscErrorCode measurementHessianProduct(PetscInt i, PetscReal t, Vec u, const ModeContext &c, const SecondOrderDirection &dir,
+                                           const SecondOrderOutput &out) const final {
+    PetscFunctionBeginUser;
+    if constexpr (ad::detail::HasMeasurement<Derived>::value) {
+      PetscCall(hessian(u, c, dir, out, [&](auto tt, const auto *x, const auto *p) { return self().measurement(i, tt, x, p, c.d); }, t));
+    } else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost '%s': no measurement<S>() template", name().c_str());
+    PetscFunctionReturn(0);
+  }
+
 protected:
   const Derived &self() const { return static_cast<const Derived &>(*this); }
 
 private:
+  // H δz of the scalar f(t, u, p) (owning rank; zeros elsewhere), one nested-Fad evaluation.
+  template <class F>
+  static PetscErrorCode hessian(Vec u, const ModeContext &c, const SecondOrderDirection &dir, const SecondOrderOutput &out, F &&f,
+                                PetscReal t) {
+    using Fad2 = ad::detail::Fad2;
+    std::vector<PetscReal> x, du;
+    PetscInt n;
+    PetscBool owner;
+    PetscFunctionBeginUser;
+    PetscCall(ad::detail::ownsWholeState(u, &n, &owner));
+    PetscCall(ad::detail::readLocal(u, x));
+    PetscCall(ad::detail::readLocalOrZero(dir.du, (PetscInt)x.size(), du));
+    const int nl = (int)x.size(), np = (int)c.p.size(), nd = nl + np + 1;
+    if (owner && nl) {
+      std::vector<Fad2> uf(nl), pf(np);
+      for (int i = 0; i < nl; ++i) uf[i] = ad::detail::seed2(nd, i, x[i], du[i]);
+      for (int k = 0; k < np; ++k) pf[k] = ad::detail::seed2(nd, nl + k, c.p[k], dir.dp ? dir.dp[k] : 0.0);
+      const Fad2 L = f(ad::detail::seed2(nd, nl + np, t, dir.dt), uf.data(), pf.data());
+      PetscCall(ad::detail::writeHessianOutput(&L, nl, np, out));
+    } else PetscCall(ad::detail::writeHessianOutput(nullptr, nl, np, out));
+    PetscFunctionReturn(0);
+  }
+
   // Value on the owning rank (this rank's contribution; nothing elsewhere).
   template <class F> static PetscErrorCode evaluate(Vec u, const ModeContext &c, PetscScalar *value, F &&f, PetscReal t) {
     std::vector<PetscReal> x;

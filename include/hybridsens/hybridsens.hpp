@@ -6,5 +6,6 @@
 #include "hybridsens/model.hpp"
 #include "hybridsens/options.hpp"
 #include "hybridsens/objective.hpp"
+#include "hybridsens/second_order.hpp"
 #include "hybridsens/solver.hpp"
 #include "hybridsens/verify.hpp"

@@ -79,9 +79,14 @@ public:
   virtual PetscErrorCode rhs(PetscReal t, Vec u, const ModeContext &c, Vec f) const = 0;
   // ∂f/∂u into J (created by createJacobian); called collectively.
   virtual PetscErrorCode rhsJacobian(PetscReal t, Vec u, const ModeContext &c, Mat J) const = 0;
-  // ∂f/∂p into a dense n × N matrix whose first np columns are the parameters (the rest,
-  // if any, belong to initial-state sensitivities and must stay zero). Default: f has no p.
+  // ∂f/∂p into an n × N matrix whose first np columns are the parameters (the rest, if any,
+  // belong to initial-state sensitivities and must stay zero). Default: f has no p.
   virtual PetscErrorCode rhsJacobianP(PetscReal t, Vec u, const ModeContext &c, Mat Jp) const;
+  // The matrix rhsJacobianP fills (n rows like u, ncols columns). Default (*Jp = nullptr): a
+  // dense matrix. A model in which each parameter touches few equations should return a
+  // preallocated AIJ matrix: the reverse sweep multiplies by its transpose several times per
+  // step, which then costs O(nonzeros) instead of O(n·np).
+  virtual PetscErrorCode createParameterJacobian(PetscInt ncols, Mat *Jp) const;
   // Whether f (or, for a DAE, g) depends on t other than through u: periodic forcing, a
   // time-varying load. Such a model must override rhsTimeDerivative; the event derivatives
   // need ∂f/∂t. A model that says false but whose rhs changes with t is refused at the first

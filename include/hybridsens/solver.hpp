@@ -78,6 +78,14 @@ public:
   // an error if it fails. Call after solve() and after printing your results.
   PetscErrorCode checkGradientFromOptions();
 
+  // Output times (also -hs_output_times t1,t2,...): each becomes a step boundary; after the
+  // solve outputState(i) holds u there (after any transitions at that instant) and, with
+  // forward sensitivities, outputSensitivities(i) holds S (n × columns, like finalSensitivities).
+  void setOutputTimes(std::vector<PetscReal> t) { outputTimes_ = std::move(t); }
+  const std::vector<PetscReal> &outputTimes() const { return outputTimes_; }
+  Vec outputState(size_t i) const;
+  Mat outputSensitivities(size_t i) const;
+
   // Forward solve from u0(p) at the TS's current time to its max time.
   PetscErrorCode solve();
 
@@ -116,6 +124,7 @@ private:
   std::vector<const CostFunction *> costs_;
   bool forward_ = false, adjoint_ = false, u0Chosen_ = false;
   std::vector<PetscInt> u0Indices_;
+  std::vector<PetscReal> outputTimes_;
   std::unique_ptr<CostEvaluator> costEval_;
   std::unique_ptr<EventTangents> tangents_;
   std::unique_ptr<JumpAlgebra> jumps_;

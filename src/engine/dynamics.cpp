@@ -61,8 +61,7 @@ PetscErrorCode Dynamics::setUp() {
   PetscCheck(m == n && nn == n, comm(), PETSC_ERR_ARG_SIZ,
              "createJacobian(): local size %" PetscInt_FMT "x%" PetscInt_FMT " does not match localSize() = %" PetscInt_FMT, m, nn, n);
   PetscCall(MatSetOption(J_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-  PetscCall(MatCreateDense(comm(), n, PETSC_DECIDE, N, std::max<PetscInt>(numSensitivityColumns(), 1), nullptr, &Jp_));
-  PetscCall(MatZeroEntries(Jp_));
+  PetscCall(createParameterJacobianMatrix());
 
   if (isDAE()) {
     PetscMPIInt size;
@@ -79,16 +78,49 @@ PetscErrorCode Dynamics::setUp() {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode Dynamics::setExtraSensitivityColumns(PetscInt extra, TS ts) {
+PetscErrorCode Dynamics::createDenseParameterMatrix(Mat *M) const {
   PetscInt n, N;
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(templ_, &n));
+  PetscCall(VecGetSize(templ_, &N));
+  PetscCall(MatCreateDense(comm(), n, PETSC_DECIDE, N, std::max<PetscInt>(numSensitivityColumns(), 1), nullptr, M));
+  PetscCall(MatZeroEntries(*M));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::createParameterJacobianMatrix() {
+  const PetscInt ncols = std::max<PetscInt>(numSensitivityColumns(), 1);
+  PetscInt m, N, n, cols;
+  PetscFunctionBeginUser;
+  HS_USER_CALL(comm(), "createParameterJacobian", model_.createParameterJacobian(ncols, &Jp_));
+  if (!Jp_) {
+    PetscCall(createDenseParameterMatrix(&Jp_));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(VecGetLocalSize(templ_, &n));
+  PetscCall(MatGetLocalSize(Jp_, &m, nullptr));
+  PetscCall(MatGetSize(Jp_, &N, &cols));
+  PetscCheck(m == n && cols == ncols, comm(), PETSC_ERR_ARG_SIZ,
+             "createParameterJacobian(): %" PetscInt_FMT " local rows x %" PetscInt_FMT " columns, expected %" PetscInt_FMT " x %" PetscInt_FMT,
+             m, cols, n, ncols);
+  PetscCall(MatSetOption(Jp_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatAssemblyBegin(Jp_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(Jp_, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::parameterColumn(PetscInt j, Vec v) const {
+  PetscFunctionBeginUser;
+  PetscCall(MatGetColumnVector(Jp_, v, j));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::setExtraSensitivityColumns(PetscInt extra, TS ts) {
   PetscFunctionBeginUser;
   if (extra == extraColumns_ && Jp_) PetscFunctionReturn(0);
   extraColumns_ = extra;
   PetscCall(MatDestroy(&Jp_));
-  PetscCall(VecGetLocalSize(templ_, &n));
-  PetscCall(VecGetSize(templ_, &N));
-  PetscCall(MatCreateDense(comm(), n, PETSC_DECIDE, N, std::max<PetscInt>(numSensitivityColumns(), 1), nullptr, &Jp_));
-  PetscCall(MatZeroEntries(Jp_));
+  PetscCall(createParameterJacobianMatrix());
   if (numSensitivityColumns() > 0) {
     if (!isDAE()) {
       PetscCall(TSSetRHSJacobianP(ts, Jp_, RHSJacobianP, this));
@@ -185,12 +217,20 @@ PetscErrorCode Dynamics::rhsTimeDerivative(PetscReal t, Vec u, const DiscreteSta
 PetscErrorCode Dynamics::rhsJacobianP(PetscReal t, Vec u, const DiscreteState &d) {
   PetscInt m, N, lda;
   const PetscScalar *a;
-  PetscBool bad = PETSC_FALSE;
+  PetscBool bad = PETSC_FALSE, dense;
   PetscFunctionBeginUser;
   PetscCall(MatZeroEntries(Jp_));
   HS_USER_CALL(comm(), "rhsJacobianP", model_.rhsJacobianP(t, u, context(d), Jp_));
   PetscCall(MatAssemblyBegin(Jp_, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(Jp_, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)Jp_, &dense, MATSEQDENSE, MATMPIDENSE, ""));
+  if (!dense) {
+    PetscReal nrm;
+    PetscCall(MatNorm(Jp_, NORM_FROBENIUS, &nrm));
+    PetscCheck(std::isfinite(nrm), comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback rhsJacobianP at t = %.17g in discrete state %s",
+               (double)t, describe(d).c_str());
+    PetscFunctionReturn(0);
+  }
   // Finiteness in one pass over the local block (MatNorm costs several times more).
   PetscCall(MatGetLocalSize(Jp_, &m, nullptr));
   PetscCall(MatGetSize(Jp_, nullptr, &N));

@@ -25,6 +25,7 @@ public:
   Dynamics &operator=(const Dynamics &) = delete;
 
   PetscErrorCode setUp();
+  PetscErrorCode createParameterJacobianMatrix();
   // Change the number of initial-state sensitivity columns (re-creates ∂f/∂p and re-attaches it).
   PetscErrorCode setExtraSensitivityColumns(PetscInt extra, TS ts);
   // Install the callbacks into ts (RHS form for an ODE, IFunction form for a DAE).
@@ -38,7 +39,12 @@ public:
   const std::vector<PetscReal> &parameters() const { return params_; }
   void setParameters(const std::vector<PetscReal> &p) { params_ = p; }
   Vec templateVec() const { return templ_; }
+  // ∂f/∂p as the model chose to store it (dense by default, or sparse).
   Mat parameterJacobian() const { return Jp_; }
+  // Column j of ∂f/∂p (as last evaluated) into v (like u).
+  PetscErrorCode parameterColumn(PetscInt j, Vec v) const;
+  // A dense matrix with the row and column layout of ∂f/∂p (for R_p, ∂u0/∂p, Φ_p).
+  PetscErrorCode createDenseParameterMatrix(Mat *M) const;
 
   // The discrete state every callback currently sees.
   DiscreteState mode;

@@ -75,6 +75,10 @@ PetscErrorCode Solver::setFromOptions() {
       if (idx[i] >= 0) u0Indices_.push_back(idx[i]);  // -hs_forward_u0 -1: none
     u0Chosen_ = true;
   }
+  PetscReal times[1024];
+  PetscInt ntimes = 1024;
+  PetscCall(PetscOptionsGetRealArray(nullptr, nullptr, "-hs_output_times", times, &ntimes, &flg));
+  if (flg) outputTimes_.assign(times, times + ntimes);
   PetscCall(TSSetFromOptions(ts_));
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
   PetscFunctionReturn(0);
@@ -118,7 +122,9 @@ PetscErrorCode Solver::solve() {
   tangents_.reset();
   costEval_ = std::make_unique<CostEvaluator>(*dyn_, costs_);
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
-  engine_->setStopTimes(costEval_->measurementTimes());
+  std::vector<PetscReal> stops = costEval_->measurementTimes();
+  stops.insert(stops.end(), outputTimes_.begin(), outputTimes_.end());
+  engine_->setStopTimes(stops);
   if (forward_ || adjoint_) {
     JumpTerms terms;
     PetscCall(terms.setFromOptions(model_.comm()));
@@ -135,9 +141,10 @@ PetscErrorCode Solver::solve() {
     PetscCall(checkSensitivityConfiguration(ts_, *dyn_, false));
     PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
   }
-  if (forward_ || !costs_.empty()) {
-    // Forward sensitivities, or (without jumps) just the objective values.
+  if (forward_ || !costs_.empty() || !outputTimes_.empty()) {
+    // Forward sensitivities, or (without jumps) just the objective values and outputs.
     fwd_ = std::make_unique<ForwardSensitivity>(*engine_, *costEval_, forward_ ? jumps_.get() : nullptr, u0Indices_);
+    fwd_->setOutputTimes(outputTimes_);
     PetscCall(fwd_->setUp(t0, u0_));
     engine_->addObserver(fwd_.get());
   }
@@ -212,6 +219,10 @@ PetscErrorCode Solver::checkGradientFromOptions() {
 }
 
 Mat Solver::finalSensitivities() const { return fwd_ ? fwd_->sensitivities() : nullptr; }
+
+Vec Solver::outputState(size_t i) const { return fwd_ ? fwd_->outputState(i) : nullptr; }
+
+Mat Solver::outputSensitivities(size_t i) const { return fwd_ ? fwd_->outputSensitivities(i) : nullptr; }
 
 Vec Solver::finalState() const {
   Vec X = nullptr;

@@ -2,7 +2,8 @@
 // "final_time", "final_state", "final_discrete_state", "parameters", "events"
 // ({"time","guard","kind","step","from","to"}), "stats" ({"steps","rejected_steps",
 // "location_steps","events","wall_seconds","adjoint_wall_seconds"}), and with forward sensitivities "costs",
-// "objective", "forward_gradient" ({"p","u0","u0_indices"}), "sensitivity_final" (n × np); with -hs_adjoint "gradient" ({"p","u0","u0_indices"}).
+// "objective", "forward_gradient" ({"p","u0","u0_indices"}), "sensitivity_final" (n × np); with -hs_adjoint "gradient" ({"p","u0","u0_indices"});
+// with -hs_output_times "outputs" ([{"time","state","sensitivity" (n × np, with forward)}]).
 #include "hybridsens/solver.hpp"
 
 #include "util/gather.hpp"
@@ -13,26 +14,49 @@
 
 namespace hybridsens {
 
+// The parameter columns of a dense n × N sensitivity matrix as rows of the global state
+// (collective: every rank gathers).
+static PetscErrorCode gatherParameterColumns(Mat S, PetscInt np, std::vector<std::vector<PetscScalar>> &rows) {
+  std::vector<std::vector<PetscScalar>> cols(np);
+  PetscInt n;
+  PetscFunctionBeginUser;
+  PetscCall(MatGetSize(S, &n, nullptr));
+  for (PetscInt j = 0; j < np; ++j) {
+    Vec col;
+    PetscCall(MatDenseGetColumnVecRead(S, j, &col));
+    PetscCall(gatherToAll(col, cols[j]));
+    PetscCall(MatDenseRestoreColumnVecRead(S, j, &col));
+  }
+  rows.assign(n, std::vector<PetscScalar>(np));
+  for (PetscInt i = 0; i < n; ++i)
+    for (PetscInt j = 0; j < np; ++j) rows[i][j] = cols[j][i];
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode Solver::writeSummary(const std::string &file) const {
   std::vector<PetscScalar> state;
   PetscMPIInt rank;
+  const PetscInt np = (PetscInt)params_.size();
   PetscFunctionBeginUser;
   if (file.empty()) PetscFunctionReturn(0);
   PetscCall(gatherToAll(finalState(), state));
-  // S(T) parameter columns, gathered column by column (collective).
   std::vector<std::vector<PetscScalar>> sens;
-  if (Mat S = finalSensitivities()) {
-    const PetscInt np = (PetscInt)params_.size();
-    std::vector<std::vector<PetscScalar>> cols(np);
-    for (PetscInt j = 0; j < np; ++j) {
-      Vec col;
-      PetscCall(MatDenseGetColumnVecRead(S, j, &col));
-      PetscCall(gatherToAll(col, cols[j]));
-      PetscCall(MatDenseRestoreColumnVecRead(S, j, &col));
+  if (Mat S = finalSensitivities()) PetscCall(gatherParameterColumns(S, np, sens));
+  // Outputs at chosen times: state and (with forward sensitivities) S, gathered collectively.
+  nlohmann::json outputs = nlohmann::json::array();
+  for (size_t i = 0; i < outputTimes_.size(); ++i) {
+    nlohmann::json o = {{"time", outputTimes_[i]}};
+    std::vector<PetscScalar> u;
+    if (Vec x = outputState(i)) {
+      PetscCall(gatherToAll(x, u));
+      o["state"] = u;
     }
-    sens.assign(state.size(), std::vector<PetscScalar>(np));
-    for (size_t i = 0; i < state.size(); ++i)
-      for (PetscInt j = 0; j < np; ++j) sens[i][j] = cols[j][i];
+    if (Mat S = outputSensitivities(i)) {
+      std::vector<std::vector<PetscScalar>> rows;
+      PetscCall(gatherParameterColumns(S, np, rows));
+      o["sensitivity"] = rows;
+    }
+    outputs.push_back(o);
   }
   PetscCallMPI(MPI_Comm_rank(model_.comm(), &rank));
   if (rank == 0) {
@@ -61,6 +85,7 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
       j["forward_gradient"] = {{"p", fwdGradP_}, {"u0", fwdGradU0_}, {"u0_indices", u0Indices_}};
       j["sensitivity_final"] = sens;
     }
+    if (!outputTimes_.empty()) j["outputs"] = outputs;
     const SolveStats s = stats();
     j["stats"] = {{"steps", s.steps}, {"rejected_steps", s.rejectedSteps}, {"location_steps", s.locationSteps},
                   {"events", s.events}, {"wall_seconds", s.wallSeconds}, {"adjoint_wall_seconds", s.adjointWallSeconds}};

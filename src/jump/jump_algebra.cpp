@@ -53,8 +53,8 @@ PetscErrorCode JumpAlgebra::parameterJacobians(const EventRecord &r) {
   const auto &model = dyn_.model();
   PetscFunctionBeginUser;
   if (!Rp_) {
-    PetscCall(MatDuplicate(dyn_.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &Rp_));
-    PetscCall(MatDuplicate(dyn_.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &phiP_));
+    PetscCall(dyn_.createDenseParameterMatrix(&Rp_));
+    PetscCall(dyn_.createDenseParameterMatrix(&phiP_));
   }
   hasRp_ = terms_.reset && model.hasReset(r.id) && dyn_.numParameters() > 0;
   if (hasRp_) {
@@ -83,9 +83,7 @@ PetscErrorCode JumpAlgebra::phiP() {
     PetscCall(MatDenseGetColumnVec(phiP_, j, &out));
     if (dyn_.isDAE()) {
       PetscCall(dyn_.zeroAlgebraic(w1_));
-      PetscCall(MatDenseGetColumnVecRead(dyn_.parameterJacobian(), j, &col));
-      PetscCall(VecCopy(col, w2_));
-      PetscCall(MatDenseRestoreColumnVecRead(dyn_.parameterJacobian(), j, &col));
+      PetscCall(dyn_.parameterColumn(j, w2_));
       PetscCall(dyn_.zeroDifferential(w2_));
       PetscCall(VecAXPY(w1_, -1.0, w2_));
       PetscCall(dyn_.consistencySolve(w1_, out, false));

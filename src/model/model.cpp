@@ -16,6 +16,11 @@ PetscErrorCode HybridModel::initialStateJacobianP(const ModeContext &, Mat) cons
 
 PetscErrorCode HybridModel::rhsJacobianP(PetscReal, Vec, const ModeContext &, Mat) const { return 0; }
 
+PetscErrorCode HybridModel::createParameterJacobian(PetscInt, Mat *Jp) const {
+  *Jp = nullptr;
+  return 0;
+}
+
 PetscErrorCode HybridModel::rhsTimeDerivative(PetscReal, Vec, const ModeContext &, Vec ft) const {
   PetscFunctionBeginUser;
   PetscCall(VecZeroEntries(ft));

@@ -213,7 +213,7 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   Vec w;
   Mat du0dp;
   PetscCall(VecDuplicate(X, &w));
-  PetscCall(MatDuplicate(dyn.parameterJacobian(), MAT_DO_NOT_COPY_VALUES, &du0dp));
+  PetscCall(dyn.createDenseParameterMatrix(&du0dp));
   if (quadts_) {
     Vec integral;
     const PetscScalar *a;
@@ -240,8 +240,9 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     for (size_t i = 0; i < u0Indices.size(); ++i) out.gradientU0[k][i] = wall[u0Indices[i]];
     if (!np) continue;
     PetscCall(gatherToAll(mu_[k], muall));
-    Vec wx, wy;
+    Vec wx, wy, gpj;
     PetscCall(VecDuplicate(w, &wx));
+    PetscCall(VecDuplicate(w, &gpj));
     PetscCall(VecDuplicate(w, &wy));
     PetscCall(VecCopy(w, wx));
     PetscCall(dyn.zeroAlgebraic(wx));
@@ -254,13 +255,13 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
       PetscCall(VecDot(col, wx, &d));
       PetscCall(MatDenseRestoreColumnVecRead(du0dp, j, &col));
       if (dyn.isDAE()) {
-        PetscCall(MatDenseGetColumnVecRead(dyn.parameterJacobian(), j, &col));
-        PetscCall(VecDot(col, wy, &gy));
-        PetscCall(MatDenseRestoreColumnVecRead(dyn.parameterJacobian(), j, &col));
+        PetscCall(dyn.parameterColumn(j, gpj));
+        PetscCall(VecDot(gpj, wy, &gy));
       }
       out.gradientP[k][j] = muall[j] + muExtra[k][j] + d - gy;
     }
     PetscCall(VecDestroy(&wx));
+    PetscCall(VecDestroy(&gpj));
     PetscCall(VecDestroy(&wy));
   }
   PetscCall(VecDestroy(&w));

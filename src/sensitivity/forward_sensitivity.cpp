@@ -13,6 +13,8 @@ ForwardSensitivity::ForwardSensitivity(Engine &engine, CostEvaluator &costs, Jum
     : engine_(engine), costs_(costs), jumps_(jumps), u0Indices_(std::move(u0Indices)) {}
 
 ForwardSensitivity::~ForwardSensitivity() {
+  for (Vec &v : outStates_) VecDestroy(&v);
+  for (Mat &m : outS_) MatDestroy(&m);
   MatDestroy(&S_);
   VecDestroy(&ru_);
   VecDestroy(&gu_);
@@ -62,9 +64,7 @@ PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
       PetscCall(VecCopy(col, rhs));
       PetscCall(dyn.zeroAlgebraic(rhs));
       if (j < np) {
-        PetscCall(MatDenseGetColumnVec(dyn.parameterJacobian(), j, &gp));
-        PetscCall(VecCopy(gp, col));  // col is scratch until the solve below
-        PetscCall(MatDenseRestoreColumnVec(dyn.parameterJacobian(), j, &gp));
+        PetscCall(dyn.parameterColumn(j, col));  // col is scratch until the solve below
         PetscCall(dyn.zeroDifferential(col));
         PetscCall(VecAXPY(rhs, -1.0, col));
       }
@@ -168,6 +168,16 @@ PetscErrorCode ForwardSensitivity::instantCompleted(PetscInt, PetscReal t) {
   Vec X;
   PetscFunctionBeginUser;
   PetscCall(TSGetSolution(engine_.ts(), &X));
+  outStates_.resize(outputTimes_.size(), nullptr);
+  outS_.resize(outputTimes_.size(), nullptr);
+  for (size_t i = 0; i < outputTimes_.size(); ++i) {
+    if (outputTimes_[i] != t) continue;  // output times are stops: reached exactly
+    PetscCall(VecDestroy(&outStates_[i]));
+    PetscCall(VecDuplicate(X, &outStates_[i]));
+    PetscCall(VecCopy(X, outStates_[i]));
+    PetscCall(MatDestroy(&outS_[i]));
+    if (S_) PetscCall(MatDuplicate(S_, MAT_COPY_VALUES, &outS_[i]));
+  }
   for (size_t k = 0; k < costs_.size(); ++k) {
     if (costs_.cost(k).measurementTimes().empty()) continue;
     std::vector<PetscScalar> gp(np, 0.0), d;

@@ -32,6 +32,11 @@ public:
   // After the run: objective values and gradients (terminal parts at the final state).
   PetscErrorCode finish(ForwardResults &out);
   Mat sensitivities() const { return S_; }
+  // Snapshots at chosen output times (step boundaries; the state after any transitions there).
+  void setOutputTimes(std::vector<PetscReal> t) { outputTimes_ = std::move(t); }
+  const std::vector<PetscReal> &outputTimes() const { return outputTimes_; }
+  Vec outputState(size_t i) const { return i < outStates_.size() ? outStates_[i] : nullptr; }
+  Mat outputSensitivities(size_t i) const { return i < outS_.size() ? outS_[i] : nullptr; }
   const std::vector<PetscInt> &u0Indices() const { return u0Indices_; }
 
   PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) override;
@@ -52,6 +57,9 @@ private:
   std::vector<std::vector<PetscScalar>> dq_;    // its sensitivities (N columns)
   JumpIngredients J_;
   std::vector<PetscScalar> lastTau_;  // τ_p per column of the latest transition
+  std::vector<PetscReal> outputTimes_;
+  std::vector<Vec> outStates_;  // per output time (nullptr until reached)
+  std::vector<Mat> outS_;
 };
 
 } // namespace hybridsens

@@ -9,6 +9,8 @@ PetscErrorCode GradientCheckOptions::setFromOptions(MPI_Comm comm) {
   PetscFunctionBeginUser;
   PetscOptionsBegin(comm, nullptr, "hybridsens gradient check", "hybridsens");
   PetscCall(PetscOptionsReal("-hs_check_gradient_step", "Relative finite-difference step", "", relativeStep, &relativeStep, nullptr));
+  PetscCall(PetscOptionsReal("-hs_check_gradient_taylor_step", "Largest Taylor step, relative to each parameter", "", taylorStep,
+                             &taylorStep, nullptr));
   PetscCall(PetscOptionsReal("-hs_check_gradient_tol", "Tolerance adjoint vs finite differences (relative to the largest entry)", "",
                              tolerance, &tolerance, nullptr));
   PetscOptionsEnd();
@@ -66,16 +68,20 @@ PetscErrorCode checkGradient(Solver &solver, const GradientCheckOptions &opt, Gr
     PetscCall(objectiveAt(pm, Jm));
     for (size_t k = 0; k < ncost; ++k) rep.finiteDifference[k][j] = (Jp[k] - Jm[k]) / (2 * h);
   }
-  // Taylor test on cost 0 along the normalized adjoint gradient: |J(p+εv) − J(p) − ε g·v| ~ ε².
-  std::vector<PetscReal> v(np);
-  PetscReal nv = 0, gv = 0, pscale = 0;
-  for (size_t j = 0; j < np; ++j) nv += rep.adjoint[0][j] * rep.adjoint[0][j], pscale = std::max(pscale, (PetscReal)std::fabs(p0[j]));
+  // Taylor test on cost 0 along the adjoint gradient in scaled coordinates (s_j = max(|p_j|,
+  // 1e-2)): v_j = s_j (g_j s_j)/‖g s‖, so |ε v_j| ≤ ε s_j; |J(p+εv) − J(p) − ε g·v| ~ ε².
+  std::vector<PetscReal> v(np), s(np);
+  PetscReal nv = 0, gv = 0;
+  for (size_t j = 0; j < np; ++j) {
+    s[j] = std::max<PetscReal>(std::fabs(p0[j]), 1e-2);
+    nv += std::pow(rep.adjoint[0][j] * s[j], 2);
+  }
   nv = std::sqrt(nv);
-  for (size_t j = 0; j < np; ++j) v[j] = nv > 0 ? rep.adjoint[0][j] / nv : 1.0 / std::sqrt((PetscReal)np), gv += rep.adjoint[0][j] * v[j];
+  for (size_t j = 0; j < np; ++j) v[j] = s[j] * (nv > 0 ? rep.adjoint[0][j] * s[j] / nv : 1.0 / std::sqrt((PetscReal)np)), gv += rep.adjoint[0][j] * v[j];
   rep.taylorRemainders.clear();
   rep.taylorSteps.clear();
   for (int i = 0; i < 4; ++i) {
-    const PetscReal eps = 1e-2 * std::max<PetscReal>(pscale, 1e-2) / std::pow(2.0, i);
+    const PetscReal eps = opt.taylorStep / std::pow(2.0, i);
     std::vector<PetscReal> pe = p0;
     std::vector<PetscScalar> Je;
     for (size_t j = 0; j < np; ++j) pe[j] += eps * v[j];
