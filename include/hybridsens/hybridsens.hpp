@@ -3,6 +3,7 @@
 
 #include "hybridsens/event_log.hpp"
 #include "hybridsens/hessian.hpp"
+#include "hybridsens/memory.hpp"
 #include "hybridsens/model.hpp"
 #include "hybridsens/options.hpp"
 #include "hybridsens/objective.hpp"

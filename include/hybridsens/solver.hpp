@@ -10,6 +10,7 @@
 
 #include <petscts.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,9 +25,27 @@ class EventTangents;
 class ForwardSensitivity;
 class AdjointSensitivity;
 
+// What the reverse sweep shows an adjoint monitor (Solver::setAdjointMonitor): the adjoint
+// λ_k of every cost at one step boundary t_n, in the order the sweep produces them (time
+// decreasing). At each boundary: `Arrived` — λ(t_n⁺) as the later steps (or the terminal
+// condition at T) left it; then `AfterMeasurements` if a measurement sits at t_n; then one
+// `AfterTransition` per transition at t_n, undone in reverse order of application (`event`
+// names it; λ is now its left limit λ⁻). A jump of λ at an event is the difference between
+// consecutive samples at the same time.
+struct AdjointSample {
+  enum Kind { Arrived, AfterMeasurements, AfterTransition };
+  Kind kind;
+  PetscInt step;
+  PetscReal time;
+  const EventRecord *event;         // AfterTransition only, else nullptr
+  const std::vector<Vec> &lambda;   // one per cost, distributed like u; read only
+};
+using AdjointMonitor = std::function<PetscErrorCode(const AdjointSample &)>;
+
 struct SolveStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
-  double wallSeconds = 0;
+  double wallSeconds = 0;         // the forward solve (with the tangent-linear model if on)
+  double adjointWallSeconds = 0;  // the reverse sweep (0 without -hs_adjoint)
 };
 
 class Solver {
@@ -52,6 +71,8 @@ public:
   void setInitialStateSensitivities(std::vector<PetscInt> idx) { u0Indices_ = std::move(idx), u0Chosen_ = true; }
   // Compute dJ_k/dp and dJ_k/du0 by the discrete adjoint after the solve (also -hs_adjoint).
   void setAdjoint(bool on) { adjoint_ = on; }
+  // Called collectively during every reverse sweep (see AdjointSample); empty: none.
+  void setAdjointMonitor(AdjointMonitor m) { adjointMonitor_ = std::move(m); }
   bool forwardSensitivities() const { return forward_; }
   bool adjoint() const { return adjoint_; }
   // Hessians (hybridsens/hessian.hpp) with respect to (parameters, chosen initial-state
@@ -133,6 +154,8 @@ private:
   std::unique_ptr<EventTangents> tangents_;
   std::unique_ptr<JumpAlgebra> jumps_;
   std::unique_ptr<ForwardSensitivity> fwd_;
+  AdjointMonitor adjointMonitor_;
+  double adjointSeconds_ = 0;
   std::vector<PetscScalar> objective_;
   std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_, adjGradP_, adjGradU0_;
   bool hessianOn_ = false;

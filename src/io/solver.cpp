@@ -12,6 +12,8 @@
 #include "hybridsens/verify.hpp"
 #include "util/user_call.hpp"
 
+#include <chrono>
+
 namespace hybridsens {
 
 Solver::Solver(const HybridModel &model) : model_(model), params_(model.defaultParameters()) {}
@@ -173,12 +175,16 @@ PetscErrorCode Solver::solve() {
     fwdGradP_ = res.gradientP;
     fwdGradU0_ = res.gradientU0;
   }
+  adjointSeconds_ = 0;
   if (adjoint_) {
+    const auto wall0 = std::chrono::steady_clock::now();
     PetscCall(pushStage("hybridsens adjoint"));
     AdjointSensitivity adj(*engine_, *costEval_, *jumps_);
+    adj.setMonitor(adjointMonitor_);
     AdjointResults res;
     PetscCall(adj.solve(t0, u0_, u0Indices_, res));
     PetscCall(PetscLogStagePop());
+    adjointSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     adjGradP_ = res.gradientP;
     adjGradU0_ = res.gradientU0;
     // The reverse sweep switched the mode back; the final state's mode is what callers expect.
@@ -251,7 +257,7 @@ const DiscreteState &Solver::finalDiscreteState() const { return dyn_->mode; }
 
 SolveStats Solver::stats() const {
   const EngineStats &s = engine_->stats();
-  return {s.steps, s.rejectedSteps, s.locationSteps, s.events, s.wallSeconds};
+  return {s.steps, s.rejectedSteps, s.locationSteps, s.events, s.wallSeconds, adjointSeconds_};
 }
 
 } // namespace hybridsens

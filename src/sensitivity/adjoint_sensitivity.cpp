@@ -6,6 +6,8 @@
 
 #include <petsc/private/tsimpl.h>
 
+#include <algorithm>
+
 namespace hybridsens {
 
 AdjointSensitivity::AdjointSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra &jumps)
@@ -162,16 +164,29 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
         PetscCall(costs_.measurementsAt(k, traj.time(n), u, d, &out.objective[k], lambda_[k], muExtra[k], work));
     PetscFunctionReturn(0);
   };
+  // The optional monitor sees λ at every boundary, on both sides of every jump.
+  const std::vector<PetscReal> measured = costs_.measurementTimes();
+  auto report = [&](AdjointSample::Kind kind, PetscInt n, const EventRecord *ev) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    if (!monitor_) PetscFunctionReturn(0);
+    if (kind == AdjointSample::AfterMeasurements && std::find(measured.begin(), measured.end(), traj.time(n)) == measured.end())
+      PetscFunctionReturn(0);
+    PetscCall(monitor_(AdjointSample{kind, n, traj.time(n), ev, lambda_}));
+    PetscFunctionReturn(0);
+  };
   const DiscreteState finalMode = dyn.mode;
   for (PetscInt n = M; n >= 1; --n) {
     if (n == M) dyn.mode = finalMode;
+    PetscCall(report(AdjointSample::Arrived, n, nullptr));
     PetscCall(addMeasurements(n));
+    PetscCall(report(AdjointSample::AfterMeasurements, n, nullptr));
     // Transitions at the end of step n, undone in reverse order of application; the last one
     // gets what step n + 1 contributed to its event time (see EventTangents).
     for (bool lastAtInstant = true; e >= 0 && events[e].step == n; --e, lastAtInstant = false) {
       PetscCall(jumps_.prepare(events[e], (size_t)e, J, false));
       for (size_t k = 0; k < ncost; ++k)
         PetscCall(jumps_.adjoint(events[e], J, k, lambda_[k], muExtra[k], lastAtInstant ? deferred[k] : 0.0));
+      PetscCall(report(AdjointSample::AfterTransition, n, &events[e]));
     }
     // If the step about to be reversed followed an event, λ here is what its correction sees.
     deferred.assign(ncost, 0.0);
@@ -188,7 +203,9 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   PetscCall(jumps_.destroy(J));
   PetscCheck(e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", e + 1);
   dyn.mode = traj.mode(0);
+  PetscCall(report(AdjointSample::Arrived, 0, nullptr));
   PetscCall(addMeasurements(0));
+  PetscCall(report(AdjointSample::AfterMeasurements, 0, nullptr));
   PetscCall(VecDestroy(&work));
 
   // Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,

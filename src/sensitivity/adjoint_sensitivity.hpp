@@ -9,6 +9,7 @@
 
 #include "engine/engine.hpp"
 #include "jump/jump_algebra.hpp"
+#include "hybridsens/solver.hpp"
 #include "sensitivity/cost_evaluator.hpp"
 
 #include <vector>
@@ -27,6 +28,7 @@ public:
   ~AdjointSensitivity();
   // Run after Engine::run; u0 is the (consistent) initial state the run started from.
   PetscErrorCode solve(PetscReal t0, Vec u0, const std::vector<PetscInt> &u0Indices, AdjointResults &out);
+  void setMonitor(AdjointMonitor m) { monitor_ = std::move(m); }
 
 private:
   static PetscErrorCode QuadratureRHS(TS, PetscReal, Vec, Vec, void *);
@@ -42,6 +44,7 @@ private:
   Mat drdu_ = nullptr, drdp_ = nullptr;
   Vec ru_ = nullptr;
   TS quadts_ = nullptr;
+  AdjointMonitor monitor_;
 };
 
 } // namespace hybridsens
