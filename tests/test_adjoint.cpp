@@ -103,6 +103,39 @@ PetscErrorCode configure(Solver &s, const char *type, PetscReal dt) {
 
 } // namespace
 
+// A measurement cost that implements only its value: a plain solve computes the objective
+// without asking for the gradient; sensitivities are refused with the callback's error.
+class ValueOnlyMeasurement : public CostFunction {
+public:
+  std::vector<PetscReal> measurementTimes() const override { return {0.25, 0.75}; }
+  PetscErrorCode measurement(PetscInt, PetscReal, Vec u, const ModeContext &, PetscScalar *v) const override {
+    const PetscScalar *x;
+    PetscMPIInt rank;
+    PetscFunctionBeginUser;
+    MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
+    PetscCall(VecGetArrayRead(u, &x));
+    if (rank == 0) *v = x[0];
+    PetscCall(VecRestoreArrayRead(u, &x));
+    PetscFunctionReturn(0);
+  }
+};
+
+TEST(Measurements, ValuesOnlyNeedNoGradient) {
+  KickedDecay model;
+  ValueOnlyMeasurement cost;
+  Solver s(model);
+  s.addCost(cost);
+  ASSERT_EQ(configure(s, TSRK, 1e-3), 0);
+  ASSERT_EQ(s.solve(), 0);
+  ASSERT_EQ(s.objective().size(), 1u);
+  const PetscReal k = 1.0, p = 0.3, exact = std::exp(-k * 0.25) + (std::exp(-k * 0.5) + p) * std::exp(-k * 0.25);
+  EXPECT_NEAR(s.objective()[0], exact, 1e-12);
+  s.setForwardSensitivities(true);
+  ErrorCapture capture;
+  EXPECT_NE(s.solve(), 0);
+  EXPECT_NE(capture.message().find("measurementGradient"), std::string::npos) << capture.message();
+}
+
 TEST(Adjoint, MeasurementAtAnEventObservesTheRightLimit) {
   // J = x(0.5⁺) = e^{-0.5 k} + p: dJ/dk = -0.5 e^{-0.5 k}, dJ/dp = 1 (0 under a left-limit convention).
   KickedDecay model;

@@ -105,11 +105,13 @@ PetscErrorCode CostEvaluator::measurementsAt(size_t k, PetscReal t, Vec u, const
     if (times[i] != t) continue;  // measurement times are step boundaries, hit exactly
     std::vector<PetscScalar> local(1 + np, 0.0);
     HS_USER_CALL(dyn_.comm(), "measurement", costs_[k]->measurement((PetscInt)i, t, u, dyn_.context(d), &local[0]));
-    PetscCall(VecZeroEntries(work));
-    HS_USER_CALL(dyn_.comm(), "measurementGradient",
-                 costs_[k]->measurementGradient((PetscInt)i, t, u, dyn_.context(d), work, np ? &local[1] : nullptr));
-    PetscCall(dyn_.checkFinite(work, "measurementGradient", t, d));
-    PetscCall(VecAXPY(gu, 1.0, work));
+    if (gu) {  // values only (a plain solve) needs no gradient
+      PetscCall(VecZeroEntries(work));
+      HS_USER_CALL(dyn_.comm(), "measurementGradient",
+                   costs_[k]->measurementGradient((PetscInt)i, t, u, dyn_.context(d), work, np ? &local[1] : nullptr));
+      PetscCall(dyn_.checkFinite(work, "measurementGradient", t, d));
+      PetscCall(VecAXPY(gu, 1.0, work));
+    }
     for (PetscInt j = 0; j <= np; ++j) v[j] += local[j];
   }
   PetscCall(sumOverRanks(dyn_.comm(), v));

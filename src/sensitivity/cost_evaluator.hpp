@@ -27,7 +27,8 @@ public:
 
   // Every measurement time of every cost (step boundaries for the engine).
   std::vector<PetscReal> measurementTimes() const;
-  // Σ over the measurements of cost k at exactly time t: value, and gradient added to gu/gp.
+  // Σ over the measurements of cost k at exactly time t: value, and gradient added to gu/gp
+  // (gu = nullptr: value only, measurementGradient is not called).
   PetscErrorCode measurementsAt(size_t k, PetscReal t, Vec u, const DiscreteState &d, PetscScalar *value, Vec gu,
                                 std::vector<PetscScalar> &gp, Vec work);
 

@@ -183,7 +183,7 @@ PetscErrorCode ForwardSensitivity::instantCompleted(PetscInt, PetscReal t) {
     std::vector<PetscScalar> gp(np, 0.0), d;
     PetscScalar value = 0;
     PetscCall(VecZeroEntries(gu_));
-    PetscCall(costs_.measurementsAt(k, t, X, dyn.mode, &value, gu_, gp, work_));
+    PetscCall(costs_.measurementsAt(k, t, X, dyn.mode, &value, S_ ? gu_ : nullptr, gp, work_));
     q_[k] += value;
     if (!S_) continue;
     PetscCall(columnDots(S_, gu_, N, d));
