@@ -392,4 +392,36 @@ struct Run {
   }
 };
 
+// Options shared by forward_cost and adjoint_cost (serial benchmarks of the two chain models):
+// -reps, -n, -dae_n, -tf, -dae_tf, -ode, -dae, -m m1,m2,...
+struct ChainBenchOptions {
+  PetscInt reps, n = 40, daeN = 40;
+  PetscReal tf = 2.0, daeTf = 2.0;
+  PetscBool ode = PETSC_TRUE, dae = PETSC_TRUE;
+  std::vector<PetscInt> ms;
+
+  ChainBenchOptions(PetscInt defaultReps, std::vector<PetscInt> defaultMs) : reps(defaultReps), ms(std::move(defaultMs)) {}
+
+  PetscErrorCode read(const char *program) {
+    PetscMPIInt size;
+    PetscInt mlist[64], nm = 64;
+    PetscBool flg;
+    PetscFunctionBeginUser;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    PetscCheck(size == 1, PETSC_COMM_WORLD, PETSC_ERR_SUP, "%s is a serial benchmark: run it on one rank", program);
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-n", &n, nullptr));
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-dae_n", &daeN, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tf", &tf, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-dae_tf", &daeTf, nullptr));
+    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-ode", &ode, nullptr));
+    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-dae", &dae, nullptr));
+    PetscCall(PetscOptionsGetIntArray(nullptr, nullptr, "-m", mlist, &nm, &flg));
+    if (flg) ms.assign(mlist, mlist + nm);
+    for (PetscInt m : ms) PetscCheck(m >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-m values must be >= 1");
+    PetscCheck(reps >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps must be >= 1");
+    PetscFunctionReturn(0);
+  }
+};
+
 } // namespace hsbench

@@ -178,24 +178,12 @@ PetscErrorCode report(Bench &b) {
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Cost of forward sensitivities vs. number of parameters.\n"));
   {
-    PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-    PetscCheck(size == 1, PETSC_COMM_WORLD, PETSC_ERR_SUP, "forward_cost is a serial benchmark: run it on one rank");
-    PetscInt reps = 9, n = 40, daeN = 40, mlist[64] = {1, 2, 4, 8, 16, 32}, nm = 64;
-    PetscReal tf = 2.0, daeTf = 2.0;
-    PetscBool ode = PETSC_TRUE, dae = PETSC_TRUE, flg;
-    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-reps", &reps, nullptr));
-    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-n", &n, nullptr));
-    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-dae_n", &daeN, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tf", &tf, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-dae_tf", &daeTf, nullptr));
-    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-ode", &ode, nullptr));
-    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-dae", &dae, nullptr));
-    PetscCall(PetscOptionsGetIntArray(nullptr, nullptr, "-m", mlist, &nm, &flg));
-    if (!flg) nm = 6;
-    std::vector<PetscInt> ms(mlist, mlist + nm);
-    for (PetscInt m : ms) PetscCheck(m >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-m values must be >= 1");
-    PetscCheck(reps >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-reps must be >= 1");
+    ChainBenchOptions o(9, {1, 2, 4, 8, 16, 32});
+    PetscCall(o.read("forward_cost"));
+    const PetscInt reps = o.reps, n = o.n, daeN = o.daeN;
+    const PetscReal tf = o.tf, daeTf = o.daeTf;
+    const PetscBool ode = o.ode, dae = o.dae;
+    const std::vector<PetscInt> &ms = o.ms;
 
     std::vector<Bench> benches;
     if (ode) benches.push_back({"thermostats (ODE), N = " + std::to_string(n), nullptr, tf, {}});
