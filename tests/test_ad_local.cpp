@@ -16,6 +16,9 @@
 //     gradients equal the dense model's; the local adjoint equals its forward gradient.
 //   * The local gradient against central finite differences of the whole solve and the Taylor
 //     test (serial, CN and BEULER, ≤ 1e-6).
+//   * guardRates (γ_t + γ_u u̇ of the active guards, one directional derivative each) of both AD
+//     paths equals HybridModel's default gradient loop to ≤ 1e-14 and central differences, with
+//     guards that depend on t and on entries of three ranks.
 //   * Declaration errors are reported by setUp(), use before setUp() is refused.
 #include "ad_support.hpp"
 #include "ring_models.hpp"
@@ -509,6 +512,115 @@ TEST_F(LocalVsDense, LocalGradientAgreesWithFiniteDifferences) {
     EXPECT_LE(rep.adjointVsFD, 1e-6) << type;
     EXPECT_GT(rep.taylorOrder, 1.8) << type;
   }
+}
+
+// ---- Guard rates ----------------------------------------------------------------------------
+// The engine asks for ġ_j = γ_t + γ_u·u̇ of every active guard at each step end through
+// HybridModel::guardRates. The AD front ends override it with one directional derivative per
+// guard; the default builds γ_u per guard (guardGradient) and dots it with u̇. Both must agree,
+// on the ring's guards (no t) and on guards that depend on t, on parameters and on entries
+// owned by three different ranks (at 3 ranks).
+
+// Guards 2 and 3: reads (x_0, x_{M−1}, v_2), params (θ, β); written once for both front ends.
+struct ClockGuard {
+  static constexpr int numReads = 3, numWrites = 0, numParams = 2;
+  template <class S> S guard(PetscInt k, S t, const S *u, const S *p, const DiscreteState &) const {
+    using std::cos;
+    using std::sin;
+    return k == 0 ? S(u[0] - p[0] * sin(3.0 * t) * u[1]) : S(u[2] * cos(t) + p[1] * t * t - u[1] * u[0]);
+  }
+};
+constexpr PetscInt clockReads[3] = {0, 3 * (M - 1), 7};
+// Guard 2 always active, guard 3 only while d[1] = 0; 0 and 1 as in the ring.
+inline bool clockActive(PetscInt j, const DiscreteState &d) { return j < 2 ? d[0] == j : j == 2 || d[1] == 0; }
+
+class RingLocalClock : public ring::RingLocal {
+public:
+  RingLocalClock() : RingLocal(M) { add(ClockGuard{}, {{clockReads[0], clockReads[1], clockReads[2]}, {}, {2, 3}, {2, 3}}); }
+  PetscInt numGuards() const override { return 4; }
+  GuardInfo guardInfo(PetscInt j) const override { return j < 2 ? RingLocal::guardInfo(j) : GuardInfo{"clock" + std::to_string(j), Direction::Both}; }
+  bool guardActive(PetscInt j, const DiscreteState &d) const override { return clockActive(j, d); }
+};
+
+class ClockDense : public ADModel<ClockDense> {
+public:
+  PetscInt stateSize() const override { return N; }
+  std::vector<PetscReal> defaultParameters() const override { return ring::parameters(); }
+  PetscInt numGuards() const override { return 4; }
+  bool guardActive(PetscInt j, const DiscreteState &d) const override { return clockActive(j, d); }
+  template <class S> void rhs(S, const S *u, const S *, const DiscreteState &, S *f) const {
+    for (PetscInt i = 0; i < N; ++i) f[i] = -u[i];
+  }
+  template <class S> void initialState(const S *, S *u0) const {
+    for (PetscInt i = 0; i < N; ++i) u0[i] = 0.0;
+  }
+  template <class S> S guard(PetscInt j, S t, const S *u, const S *p, const DiscreteState &d) const {
+    if (j < 2) return j == 0 ? S(u[0] - p[2]) : S(u[0] - 0.5 * p[2]);
+    const S r[3] = {u[clockReads[0]], u[clockReads[1]], u[clockReads[2]]}, q[2] = {p[2], p[3]};
+    return ClockGuard{}.guard<S>(j - 2, t, r, q, d);
+  }
+};
+
+TEST_F(LocalVsDense, GuardRatesEqualTheGradientLoop) {
+  RingLocalClock clockLocal;
+  ClockDense clockDense;
+  ASSERT_EQ(clockLocal.setUp(), 0);
+  Vec ucl, udcl, udd, udl, udlDyn;
+  VecDuplicate(clockLocal.templateVec(), &ucl), VecDuplicate(ucl, &udcl);
+  VecDuplicate(ud, &udd), VecDuplicate(ul, &udl), VecDuplicate(ulDyn, &udlDyn);
+  const auto p = ring::parameters();
+  Lcg rng(7);
+  double worst = 0, worstFD = 0, largest = 0;
+  std::string where;
+  int compared = 0, timeDependent = 0;
+  for (const auto &u : samplePoints())
+    for (double t : {0.1, 1.3})
+      for (DiscreteState d : {DiscreteState{0, 0}, DiscreteState{0, 1}, DiscreteState{1, 0}, DiscreteState{1, 1}}) {
+        const ModeContext c{p, d};
+        const auto udot = rng.vec(N);
+        set(u);
+        setFromAll(ucl, u);
+        for (Vec v : {udd, udl, udlDyn, udcl}) setFromAll(v, udot);
+        struct Case {
+          const char *name;
+          HybridModel &m;
+          Vec x, xd;
+        } cases[] = {{"RingDense", dense, ud, udd}, {"RingLocal", local, ul, udl}, {"RingLocal (DFad)", localDyn, ulDyn, udlDyn},
+                     {"ClockDense", clockDense, ud, udd}, {"RingLocalClock", clockLocal, ucl, udcl}};
+        for (auto &k : cases) {
+          const PetscInt ng = k.m.numGuards();
+          std::vector<PetscScalar> hook(ng, 0.0), loop(ng, 0.0), g0(ng, 0.0), gp(ng, 0.0), gm(ng, 0.0);
+          ASSERT_EQ(k.m.guardRates(t, k.x, k.xd, c, hook.data()), 0) << k.name;
+          ASSERT_EQ(k.m.HybridModel::guardRates(t, k.x, k.xd, c, loop.data()), 0) << k.name;
+          // Independent: central difference of the guard values along (u̇, 1) in (u, t).
+          const double h = 1e-5;
+          for (auto [sgn, out] : {std::pair<double, std::vector<PetscScalar> *>{+1.0, &gp}, {-1.0, &gm}}) {
+            std::vector<double> us(N);
+            for (PetscInt i = 0; i < N; ++i) us[i] = u[i] + sgn * h * udot[i];
+            setFromAll(k.x, us);
+            ASSERT_EQ(k.m.guards(t + sgn * h, k.x, c, out->data()), 0) << k.name;
+          }
+          setFromAll(k.x, u);
+          for (auto *v : {&hook, &loop, &gp, &gm}) MPI_Allreduce(MPI_IN_PLACE, v->data(), (int)ng, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+          for (PetscInt j = 0; j < ng; ++j) {
+            if (!k.m.guardActive(j, d)) continue;
+            const double e = std::abs(hook[j] - loop[j]) / std::max(1.0, std::abs(loop[j]));
+            const double fd = (gp[j] - gm[j]) / (2 * h), efd = std::abs(fd - loop[j]) / std::max(1.0, std::abs(loop[j]));
+            ++compared;
+            timeDependent += j >= 2;
+            largest = std::max(largest, std::abs(loop[j]));
+            worstFD = std::max(worstFD, efd);
+            if (e > worst || std::isnan(e)) worst = std::isnan(e) ? INFINITY : e, where = std::string(k.name) + " guard " + std::to_string(j) + " t=" + std::to_string(t) + " d=" + describe(d);
+          }
+        }
+      }
+  for (Vec *v : {&ucl, &udcl, &udd, &udl, &udlDyn}) VecDestroy(v);
+  PetscPrintf(PETSC_COMM_WORLD, "guardRates: %d active guard rates (%d time-dependent), hook vs gradient loop worst %.2e (%s), vs central differences %.2e\n",
+              compared, timeDependent, worst, where.c_str(), worstFD);
+  EXPECT_GT(timeDependent, 0);
+  EXPECT_GT(largest, 0.5);  // non-vacuous: rates of order one
+  EXPECT_LE(worst, 1e-14) << where;
+  EXPECT_LE(worstFD, 1e-8);
 }
 
 // The benchmark's swing-equation ring (bench/swing_models.hpp): local-kernel AD residual and

@@ -34,6 +34,7 @@
 //   rhsTimeDerivative         ∂f/∂t (t seeded); ∂r/∂t likewise for costs
 //   initialStateJacobianP     ∂u0/∂p
 //   guardGradient     γ_u, γ_t, γ_p in ONE evaluation (n + np + 1 derivatives)
+//   guardRates        γ_t + γ_u u̇ of the active guards (one directional derivative each)
 //   resetJacobianAction        R_u v  (one directional derivative: u seeded with v)
 //   resetJacobianTransposeAction R_uᵀ w (R_u by n derivatives, then the transposed product)
 //   resetJacobianP, resetTimeDerivative    R_p, R_t
@@ -358,6 +359,32 @@ public:
       SETERRQ(comm(), PETSC_ERR_SUP, "guardGradient(%" PetscInt_FMT ") called but the model has no guard<S>() template", j);
     }
     PetscCall(ad::detail::writeLocal(gu, g));
+    PetscFunctionReturn(0);
+  }
+
+  // γ_t + γ_u·u̇ of each active guard as one directional derivative (u seeded with u̇, t with 1).
+  PetscErrorCode guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, PetscScalar *rates) const final {
+    std::vector<PetscReal> x, xd;
+    PetscFunctionBeginUser;
+    PetscCall(ad::detail::readLocal(u, x));
+    PetscCall(ad::detail::readLocal(udot, xd));
+    const PetscInt n = (PetscInt)x.size();
+    if constexpr (ad::detail::HasGuard<Derived>::value) {
+      if (n) {
+        PetscCall(ad::detail::checkDirections<MaxDerivatives>(1));
+        std::vector<Fad> uf(n), pf;
+        for (PetscInt i = 0; i < n; ++i) {
+          uf[i] = Fad(1, x[i]);
+          uf[i].fastAccessDx(0) = xd[i];
+        }
+        ad::detail::passive(pf, c.p);
+        const Fad tf(1, 0, t);
+        for (PetscInt j = 0; j < numGuards(); ++j)
+          if (guardActive(j, c.d)) rates[j] = self().template guard<Fad>(j, tf, uf.data(), pf.data(), c.d).dx(0);
+      }
+    } else {
+      PetscCheck(numGuards() == 0, comm(), PETSC_ERR_SUP, "numGuards() > 0 but the model has no guard<S>() template");
+    }
     PetscFunctionReturn(0);
   }
 

@@ -169,6 +169,9 @@ public:
   // Guards: values[global] = γ; gradient / Hessian of guard slot (k, local index kk).
   virtual void guards(const Point &z, PetscScalar *values) const = 0;
   virtual void guardGradient(PetscInt k, int kk, const Point &z, PetscScalar *gw, PetscScalar *gt, PetscScalar *gp) const = 0;
+  // rates[global] = γ_t + γ_u·u̇ of every guard active[global] (one directional derivative per
+  // instance: u seeded with u̇ = xdot at IndexSpace positions, t with 1).
+  virtual void guardRates(const Point &z, const PetscScalar *xdot, const std::vector<char> &active, PetscScalar *rates) const = 0;
   virtual void guardHessian(PetscInt k, int kk, const Point &z, const Direction2 &dir, const Output2 &out) const = 0;
 
   // Initial state: u0w[writePos] += u0; Jw += ∂u0/∂p; (λᵀu0)_pp δp.
@@ -406,6 +409,29 @@ public:
       for (int i = 0; i < s.nr; ++i) gw[readPos_[s.r0 + i]] += g.dx(i);
       for (int i = 0; i < s.np; ++i) gp[par_[s.p0 + i]] += g.dx(s.nr + i);
       *gt += g.dx(s.nr + s.np);
+    }
+  }
+
+  void guardRates(const Point &z, const PetscScalar *xdot, const std::vector<char> &active, PetscScalar *rates) const override {
+    if constexpr (HasGuard<K>::value) {
+      Buf<Dir, NR_> u;
+      Buf<Dir, NP_> p;
+      const Dir t(1, 0, z.t);
+      for (size_t k = 0; k < k_.size(); ++k) {
+        const Slots &s = slots_[k];
+        bool any = false;
+        for (int g = 0; g < s.ng; ++g) any = any || active[guard_[s.g0 + g]];
+        if (!any) continue;
+        u.resize(s.nr), p.resize(s.np);
+        for (int i = 0; i < s.nr; ++i) {
+          const PetscInt pos = readPos_[s.r0 + i];
+          u[i] = Dir(1, z.x[pos]);
+          u[i].fastAccessDx(0) = xdot[pos];
+        }
+        for (int i = 0; i < s.np; ++i) p[i] = Dir(z.p[par_[s.p0 + i]]);
+        for (int g = 0; g < s.ng; ++g)
+          if (active[guard_[s.g0 + g]]) rates[guard_[s.g0 + g]] = k_[k].template guard<Dir>(g, t, u.data(), p.data(), z.d).dx(0);
+      }
     }
   }
 

@@ -97,6 +97,8 @@ private:
   KSP consistencyKsp_ = nullptr;
   IS algIS_ = nullptr, diffIS_ = nullptr;
   std::vector<PetscInt> diffRows_;  // global indices of owned differential rows
+  std::vector<PetscInt> algRows_;   // global indices of owned algebraic rows
+  PetscObjectState consistencyJState_ = 0;  // J's nonzero state when A_ was built
 };
 
 } // namespace hybridsens

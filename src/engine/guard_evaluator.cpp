@@ -39,16 +39,23 @@ PetscErrorCode GuardEvaluator::gradient(PetscInt j, PetscReal t, Vec u, const Di
   PetscFunctionReturn(0);
 }
 
+// One model call and one reduction for all guards: this runs at every step end, and a grid
+// has thousands of guards (a gradient per guard would cost O(guards × (n + np)) per step).
 PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, Vec udot, const DiscreteState &d, std::vector<PetscScalar> &rate) {
   PetscFunctionBeginUser;
   rate.assign(n_, 0.0);
-  if (!work_.gu) PetscCall(VecDuplicate(u, &work_.gu));
+  if (!n_) PetscFunctionReturn(0);
+  std::vector<PetscScalar> local(n_, 0.0);
+  HS_USER_CALL(dyn_.comm(), "guardRates", dyn_.model().guardRates(t, u, udot, dyn_.context(d), local.data()));
+  PetscCallMPI(MPI_Allreduce(local.data(), rate.data(), (int)n_, MPIU_SCALAR, MPIU_SUM, dyn_.comm()));
   for (PetscInt j = 0; j < n_; ++j) {
-    if (!active(j, d)) continue;
-    PetscScalar dot;
-    PetscCall(gradient(j, t, u, d, work_));
-    PetscCall(VecDot(work_.gu, udot, &dot));
-    rate[j] = work_.gt + dot;
+    if (!active(j, d)) {
+      rate[j] = 0;
+      continue;
+    }
+    PetscCheck(std::isfinite(rate[j]), dyn_.comm(), PETSC_ERR_FP,
+               "NaN or Inf returned by model callback guardRates for guard '%s' (its rate) at t = %.17g in discrete state %s",
+               dyn_.model().guardInfo(j).name.c_str(), (double)t, describe(d).c_str());
   }
   PetscFunctionReturn(0);
 }

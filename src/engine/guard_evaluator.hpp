@@ -26,7 +26,7 @@ public:
   PetscErrorCode values(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &g);
   // γ_u, γ_t, γ_p of guard j at (t, u) in d. `out.gu` must be a vector like u.
   PetscErrorCode gradient(PetscInt j, PetscReal t, Vec u, const DiscreteState &d, GuardGradient &out);
-  // ġ_j = γ_t + γ_u·u̇ for every active guard (0 for inactive ones).
+  // ġ_j = γ_t + γ_u·u̇ for every active guard (0 for inactive ones): HybridModel::guardRates.
   PetscErrorCode rates(PetscReal t, Vec u, Vec udot, const DiscreteState &d, std::vector<PetscScalar> &rate);
   // Transversality denominator D = γ_t + γ_u u̇ and its scale |γ_t| + ‖γ_u‖‖u̇‖.
   PetscErrorCode transversality(PetscInt j, PetscReal t, Vec u, Vec udot, const DiscreteState &d, PetscScalar *D,

@@ -1,6 +1,8 @@
 // Default behaviour of a HybridModel: no parameters, no events, identity resets.
 #include "hybridsens/model.hpp"
 
+#include <algorithm>
+
 #include <sstream>
 
 namespace hybridsens {
@@ -45,6 +47,44 @@ PetscErrorCode HybridModel::guards(PetscReal, Vec, const ModeContext &, PetscSca
 PetscErrorCode HybridModel::guardGradient(PetscInt j, PetscReal, Vec, const ModeContext &, Vec, PetscScalar *,
                                           PetscScalar *) const {
   SETERRQ(comm(), PETSC_ERR_SUP, "Model declares guard %" PetscInt_FMT " but does not implement guardGradient()", j);
+}
+
+PetscErrorCode HybridModel::guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, PetscScalar *rates) const {
+  const PetscInt ng = numGuards();
+  std::vector<PetscScalar> gp(c.p.size());
+  PetscInt nl;
+  Vec gu, gLocal, udLocal;
+  const PetscScalar *ud;
+  PetscFunctionBeginUser;
+  if (!ng) PetscFunctionReturn(0);
+  PetscCall(VecGetLocalSize(u, &nl));
+  PetscCall(VecDuplicate(u, &gu));
+  // This rank's part of VecDot(γ_u, u̇) through sequential views of the local arrays (on one
+  // rank bit-identical to γ_t + VecDot).
+  PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nl, nullptr, &gLocal));
+  PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nl, nullptr, &udLocal));
+  PetscCall(VecGetArrayRead(udot, &ud));
+  PetscCall(VecPlaceArray(udLocal, ud));
+  for (PetscInt j = 0; j < ng; ++j) {
+    if (!guardActive(j, c.d)) continue;
+    const PetscScalar *g;
+    PetscScalar gt = 0, dot;
+    std::fill(gp.begin(), gp.end(), 0.0);
+    PetscCall(VecZeroEntries(gu));
+    PetscCall(guardGradient(j, t, u, c, gu, &gt, gp.empty() ? nullptr : gp.data()));
+    PetscCall(VecGetArrayRead(gu, &g));
+    PetscCall(VecPlaceArray(gLocal, g));
+    PetscCall(VecDot(gLocal, udLocal, &dot));
+    PetscCall(VecResetArray(gLocal));
+    PetscCall(VecRestoreArrayRead(gu, &g));
+    rates[j] = gt + dot;
+  }
+  PetscCall(VecResetArray(udLocal));
+  PetscCall(VecRestoreArrayRead(udot, &ud));
+  PetscCall(VecDestroy(&gLocal));
+  PetscCall(VecDestroy(&udLocal));
+  PetscCall(VecDestroy(&gu));
+  PetscFunctionReturn(0);
 }
 
 TimeEventInfo HybridModel::timeEvent(PetscInt k, const std::vector<PetscReal> &) const {
