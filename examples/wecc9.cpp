@@ -77,8 +77,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -527,6 +529,131 @@ private:
   PetscInt g_;
 };
 
+// ---- user-chosen costs and sensitivity rows: named quantities --------------------------------
+// Names (generators g and buses b numbered globally from 1: generator k of area a is 3(a−1)+k,
+// bus k of area a is 9(a−1)+k, as for -fault_bus):
+//   Eqp<g> E'q, Edp<g> E'd, delta<g> δ (rad), omega<g> ω (rad/s), dw<g> ω − ω_s (speed
+//   deviation, rad/s), Id<g>, Iq<g>, Efd<g>, RF<g>, VR<g>;   Vr<b>, Vi<b>, Vm<b> = |V_b| (pu).
+// An expression is a sum of terms ±name, ±c*name or ±c: delta2-delta1 (rotor-angle spread),
+// Vm9-1 (voltage deviation from 1 pu), 0.5*dw1+0.5*dw2. (Vm<b> here is the bus voltage along
+// the trajectory, not the parameter Vm<b> of the initial power flow.)
+struct Expression {
+  enum Kind { Plain, SpeedDeviation, Magnitude };
+  struct Term {
+    PetscReal coef;
+    Kind kind;
+    PetscInt a, b;  // positions in reads (b: Magnitude only)
+  };
+  std::string text;
+  std::vector<PetscInt> reads;  // global state rows, each once
+  std::vector<Term> terms;
+  PetscReal constant = 0;
+  template <class S> S value(const S *u) const {
+    using std::sqrt;
+    S v = constant;
+    for (const Term &t : terms) {
+      if (t.kind == Plain) v += t.coef * u[t.a];
+      else if (t.kind == SpeedDeviation) v += t.coef * (u[t.a] - omegaS);
+      else v += t.coef * sqrt(u[t.a] * u[t.a] + u[t.b] * u[t.b]);
+    }
+    return v;
+  }
+  // Position of global row r in reads (added if new).
+  PetscInt slot(PetscInt r) {
+    const auto it = std::find(reads.begin(), reads.end(), r);
+    if (it != reads.end()) return (PetscInt)(it - reads.begin());
+    reads.push_back(r);
+    return (PetscInt)reads.size() - 1;
+  }
+};
+
+// Collective (every rank parses the same option); `option` names the source in errors.
+inline PetscErrorCode parseExpression(const Layout &L, const std::string &text, const char *option, Expression &e) {
+  static const char *genNames[] = {"Eqp", "Edp", "delta", "omega", "Id", "Iq", "Efd", "RF", "VR"};  // = the state order
+  const char *help = "names: Eqp Edp delta omega dw Id Iq Efd RF VR + generator 1..%" PetscInt_FMT ", Vr Vi Vm + bus 1..%" PetscInt_FMT;
+  PetscFunctionBeginUser;
+  e = Expression{};
+  e.text = text;
+  size_t i = 0;
+  PetscCheck(!text.empty(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: empty expression in %s", option);
+  while (i < text.size()) {
+    PetscReal sign = 1;
+    if (text[i] == '+' || text[i] == '-') sign = text[i++] == '-' ? -1 : 1;
+    else PetscCheck(i == 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: %s '%s': expected + or - at position %zu", option, text.c_str(), i + 1);
+    PetscReal coef = sign;
+    bool haveNumber = false;
+    if (i < text.size() && (std::isdigit((unsigned char)text[i]) || text[i] == '.')) {
+      char *end;
+      const double c = std::strtod(text.c_str() + i, &end);
+      PetscCheck(end != text.c_str() + i, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: %s '%s': bad number at position %zu", option, text.c_str(), i + 1);
+      i = (size_t)(end - text.c_str());
+      coef *= c, haveNumber = true;
+      if (i < text.size() && text[i] == '*') ++i;
+      else {
+        e.constant += coef;
+        continue;
+      }
+    }
+    size_t j = i;
+    while (j < text.size() && std::isalpha((unsigned char)text[j])) ++j;
+    const std::string base = text.substr(i, j - i);
+    size_t k = j;
+    while (k < text.size() && std::isdigit((unsigned char)text[k])) ++k;
+    PetscCheck(!base.empty() && k > j, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: %s '%s': expected a quantity%s at position %zu (%s)", option,
+               text.c_str(), haveNumber ? " after '*'" : "", i + 1, help, L.numGens(), L.numBuses());
+    const PetscInt n = std::atoi(text.substr(j, k - j).c_str()) - 1;
+    i = k;
+    Expression::Term term{coef, Expression::Plain, 0, 0};
+    const auto gen = std::find(std::begin(genNames), std::end(genNames), base);
+    if (gen != std::end(genNames) || base == "dw") {
+      PetscCheck(n >= 0 && n < L.numGens(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: %s '%s': no generator %" PetscInt_FMT " (1..%" PetscInt_FMT ")", option,
+                 text.c_str(), n + 1, L.numGens());
+      term.a = e.slot(L.gs(n, base == "dw" ? 3 : (PetscInt)(gen - std::begin(genNames))));
+      if (base == "dw") term.kind = Expression::SpeedDeviation;
+    } else {
+      PetscCheck(base == "Vr" || base == "Vi" || base == "Vm", PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: %s '%s': unknown quantity '%s' (%s)", option,
+                 text.c_str(), base.c_str(), help, L.numGens(), L.numBuses());
+      PetscCheck(n >= 0 && n < L.numBuses(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: %s '%s': no bus %" PetscInt_FMT " (1..%" PetscInt_FMT ")", option,
+                 text.c_str(), n + 1, L.numBuses());
+      if (base == "Vm") term.kind = Expression::Magnitude, term.a = e.slot(L.vr(n)), term.b = e.slot(L.vi(n));
+      else term.a = e.slot(base == "Vr" ? L.vr(n) : L.vi(n));
+    }
+    e.terms.push_back(term);
+  }
+  PetscCheck(!e.terms.empty(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: %s '%s' names no quantity", option, text.c_str());
+  PetscFunctionReturn(0);
+}
+
+// ψ = e(u(T)).
+struct TerminalExpression {
+  static constexpr int numReads = Dynamic;
+  Expression e;
+  template <class S> S terminal(S, const S *u, const S *, const DiscreteState &) const { return e.value(u); }
+};
+// r = e(u(t))².
+struct SquaredExpression {
+  static constexpr int numReads = Dynamic;
+  Expression e;
+  template <class S> S integrand(S, const S *u, const S *, const DiscreteState &) const {
+    const S v = e.value(u);
+    return v * v;
+  }
+};
+
+// -wecc9_terminal_cost e1,e2,...: one cost e_i(u(T)) each; -wecc9_integral_cost: ∫_0^T e_i² dt each.
+class ExpressionCost : public LocalKernelCost {
+public:
+  ExpressionCost(const Grid &grid, const Expression &e, bool integral)
+      : LocalKernelCost(grid), name_(integral ? "int[" + e.text + "]^2" : "[" + e.text + "](T)") {
+    if (integral) add(SquaredExpression{e}, {e.reads, {}, {}, {}});
+    else add(TerminalExpression{e}, {e.reads, {}, {}, {}});
+  }
+  std::string name() const override { return name_; }
+
+private:
+  std::string name_;
+};
+
 } // namespace wecc9
 
 #ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
@@ -578,17 +705,129 @@ static PetscErrorCode writeStates(TS, PetscInt step, PetscReal t, Vec u, void *c
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode printGradientTable(const char *title, const std::vector<std::vector<PetscScalar>> &g, const std::vector<std::string> &names) {
+// Values on rank 0 of the given global rows of u and, if S is given, of S's first np columns:
+// out[r (1 + np) + 0] = u_row, out[r (1 + np) + 1 + j] = S_row,j (zeros elsewhere). Collective.
+static PetscErrorCode gatherRows(Vec u, Mat S, PetscInt np, const std::vector<PetscInt> &rows, std::vector<PetscReal> &out) {
+  PetscInt lo, hi, lda = 0;
+  const PetscScalar *ua, *sa = nullptr;
+  PetscMPIInt rank;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)u), &rank));
+  std::vector<PetscReal> mine(rows.size() * (1 + np), 0.0);
+  PetscCall(VecGetOwnershipRange(u, &lo, &hi));
+  PetscCall(VecGetArrayRead(u, &ua));
+  if (S) {
+    PetscCall(MatDenseGetArrayRead(S, &sa));
+    PetscCall(MatDenseGetLDA(S, &lda));
+  }
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r] < lo || rows[r] >= hi) continue;
+    mine[r * (1 + np)] = ua[rows[r] - lo];
+    for (PetscInt j = 0; S && j < np; ++j) mine[r * (1 + np) + 1 + j] = sa[(rows[r] - lo) + j * lda];
+  }
+  if (S) PetscCall(MatDenseRestoreArrayRead(S, &sa));
+  PetscCall(VecRestoreArrayRead(u, &ua));
+  out.assign(mine.size(), 0.0);
+  PetscCallMPI(MPI_Reduce(mine.data(), out.data(), (int)mine.size(), MPIU_REAL, MPIU_SUM, 0, PetscObjectComm((PetscObject)u)));
+  PetscFunctionReturn(0);
+}
+
+// -wecc9_sensitivities FILE (needs -hs_forward): the forward sensitivities over time, from
+// Solver::setForwardMonitor. One CSV line (after a header) per step end and per transition:
+//   t, kind (step|event), event name, then for every cost with an integral its running value
+//   ∫_0^t r dt and d/dp of it by every parameter (Fig. 6 bottom: dH_i/dP_g over time), then for
+//   every quantity of -wecc9_sensitivity_rows (default VR and omega of generators 1-3) its
+//   value and its derivative by every parameter, i.e. rows of S = du/dp (Fig. 7 bottom).
+// -wecc9_adjoint FILE (needs -hs_adjoint): from Solver::setAdjointMonitor, one line per
+//   adjoint sample (time decreasing): t, kind (arrived|measurements|event), event name, then
+//   λ_k at the state row of every single-state quantity of -wecc9_sensitivity_rows, for every
+//   cost k (∂J_k/∂u(t); e.g. for -wecc9_terminal_cost VR3 it jumps at VR3's limiter events).
+struct TrajectoryCSV {
+  FILE *file = nullptr;  // rank 0 only
+  std::vector<Expression> quantities;
+  std::vector<PetscInt> rows;  // union of the quantities' reads
+  std::vector<size_t> integralCosts;
+  PetscInt np = 0;
+  // Value and gradient (np) of expression e from gathered rows.
+  void expression(const Expression &e, const std::vector<PetscReal> &g, std::vector<PetscReal> &out) const {
+    using AD = Sacado::Fad::DFad<PetscReal>;
+    const PetscInt nr = (PetscInt)e.reads.size();
+    std::vector<AD> x(nr);
+    std::vector<size_t> at(nr);
+    for (PetscInt i = 0; i < nr; ++i) {
+      at[i] = (size_t)(std::find(rows.begin(), rows.end(), e.reads[i]) - rows.begin());
+      x[i] = AD(nr, i, g[at[i] * (1 + np)]);
+    }
+    const AD v = e.value(x.data());
+    out.assign(1 + np, 0.0);
+    out[0] = v.val();
+    for (PetscInt j = 0; j < np; ++j)
+      for (PetscInt i = 0; i < nr; ++i) out[1 + j] += v.dx(i) * g[at[i] * (1 + np) + 1 + j];
+  }
+};
+
+static PetscErrorCode openCSV(const char *name, TrajectoryCSV &w) {
+  PetscMPIInt rank;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  if (!rank) {
+    w.file = std::fopen(name, "w");
+    PetscCheck(w.file, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "wecc9: cannot write %s", name);
+  }
+  for (const Expression &e : w.quantities)
+    for (PetscInt r : e.reads)
+      if (std::find(w.rows.begin(), w.rows.end(), r) == w.rows.end()) w.rows.push_back(r);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode writeForwardSample(TrajectoryCSV &w, const ForwardSample &s) {
+  std::vector<PetscReal> g, q;
+  PetscFunctionBeginUser;
+  PetscCall(gatherRows(s.u, s.S, w.np, w.rows, g));
+  if (!w.file) PetscFunctionReturn(0);
+  const char *kind = s.kind == ForwardSample::AfterTransition ? "event" : s.kind == ForwardSample::StepEnd ? "step" : "measurements";
+  std::fprintf(w.file, "%.17g,%s,%s", (double)s.time, kind, s.event ? s.event->name.c_str() : "");
+  for (size_t k : w.integralCosts) {
+    std::fprintf(w.file, ",%.17g", (double)s.running[k]);
+    for (PetscInt j = 0; j < w.np; ++j) std::fprintf(w.file, ",%.17g", (double)s.runningGradient[k][j]);
+  }
+  for (const Expression &e : w.quantities) {
+    w.expression(e, g, q);
+    for (PetscReal x : q) std::fprintf(w.file, ",%.17g", (double)x);
+  }
+  std::fprintf(w.file, "\n");
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode writeAdjointSample(TrajectoryCSV &w, const AdjointSample &s) {
+  std::vector<PetscReal> g;
+  PetscFunctionBeginUser;
+  const char *kind = s.kind == AdjointSample::AfterTransition ? "event" : s.kind == AdjointSample::Arrived ? "arrived" : "measurements";
+  if (w.file) std::fprintf(w.file, "%.17g,%s,%s", (double)s.time, kind, s.event ? s.event->name.c_str() : "");
+  for (Vec lambda : s.lambda) {
+    PetscCall(gatherRows(lambda, nullptr, 0, w.rows, g));
+    for (const Expression &e : w.quantities)
+      if (e.terms.size() == 1 && e.terms[0].kind != Expression::Magnitude && w.file) {
+        const size_t at = (size_t)(std::find(w.rows.begin(), w.rows.end(), e.reads[0]) - w.rows.begin());
+        std::fprintf(w.file, ",%.17g", (double)g[at]);
+      }
+  }
+  if (w.file) std::fprintf(w.file, "\n");
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode printGradientTable(const char *title, const std::vector<std::vector<PetscScalar>> &g, const std::vector<std::string> &names,
+                                         const std::vector<std::string> &costNames) {
   PetscFunctionBeginUser;
   if (g.empty()) PetscFunctionReturn(0);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n", title));
   for (size_t j0 = 0; j0 < names.size(); j0 += 10) {  // blocks of 10 columns
     const size_t j1 = std::min(names.size(), j0 + 10);
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-4s", "cost"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-4s", "cost"));  // long names of user costs shift their row
     for (size_t j = j0; j < j1; ++j) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %13s", ("d/d" + names[j]).c_str()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     for (size_t k = 0; k < g.size(); ++k) {
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-3zu", k + 1));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-4s", costNames[k].c_str()));
       for (size_t j = j0; j < j1; ++j) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " % 13.6e", (double)g[k][j]));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     }
@@ -622,11 +861,27 @@ int main(int argc, char **argv) {
 
     Grid grid(s);
     PetscCall(grid.build());
-    std::vector<std::unique_ptr<FrequencyCost>> costs;
+    std::vector<std::unique_ptr<LocalKernelCost>> costs;
     for (PetscInt g = 0; g < costGens; ++g) {
       costs.push_back(std::make_unique<FrequencyCost>(grid, g, s));
       PetscCall(costs.back()->setUp());
     }
+    // User-chosen costs after H_1..H_M: terminal values and integrals of squares of expressions.
+    for (const char *option : {"-wecc9_terminal_cost", "-wecc9_integral_cost"}) {
+      char *items[64];
+      PetscInt n = 64;
+      PetscCall(PetscOptionsGetStringArray(nullptr, nullptr, option, items, &n, nullptr));
+      for (PetscInt i = 0; i < n; ++i) {
+        Expression e;
+        const std::string text = items[i];
+        PetscCall(PetscFree(items[i]));
+        PetscCall(parseExpression(L, text, option, e));
+        costs.push_back(std::make_unique<ExpressionCost>(grid, e, std::string(option) == "-wecc9_integral_cost"));
+        PetscCall(costs.back()->setUp());
+      }
+    }
+    std::vector<std::string> costNames;
+    for (auto &c : costs) costNames.push_back(c->name());
 
     std::vector<PetscReal> p = grid.defaultParameters();
     const auto pnames = grid.parameterNames();
@@ -642,6 +897,60 @@ int main(int argc, char **argv) {
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());
+    // -wecc9_sensitivities / -wecc9_adjoint: trajectories of sensitivities (see TrajectoryCSV).
+    char fwdFile[PETSC_MAX_PATH_LEN] = "", adjFile[PETSC_MAX_PATH_LEN] = "";
+    PetscBool writeFwd = PETSC_FALSE, writeAdj = PETSC_FALSE;
+    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-wecc9_sensitivities", fwdFile, sizeof fwdFile, &writeFwd));
+    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-wecc9_adjoint", adjFile, sizeof adjFile, &writeAdj));
+    TrajectoryCSV fwdCSV, adjCSV;
+    if (writeFwd || writeAdj) {
+      PetscCheck(!writeFwd || solver.forwardSensitivities(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: -wecc9_sensitivities needs -hs_forward");
+      PetscCheck(!writeAdj || solver.adjoint(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: -wecc9_adjoint needs -hs_adjoint");
+      std::vector<std::string> texts;
+      char *items[64];
+      PetscInt n = 64;
+      PetscBool set;
+      PetscCall(PetscOptionsGetStringArray(nullptr, nullptr, "-wecc9_sensitivity_rows", items, &n, &set));
+      for (PetscInt i = 0; set && i < n; ++i) {
+        texts.push_back(items[i]);
+        PetscCall(PetscFree(items[i]));
+      }
+      if (!set)
+        for (const char *q : {"VR", "omega"})
+          for (PetscInt g = 0; g < areaGens; ++g) texts.push_back(q + std::to_string(g + 1));
+      std::vector<Expression> quantities(texts.size());
+      for (size_t i = 0; i < texts.size(); ++i) PetscCall(parseExpression(L, texts[i], "-wecc9_sensitivity_rows", quantities[i]));
+      for (TrajectoryCSV *w : {&fwdCSV, &adjCSV}) w->quantities = quantities, w->np = L.numParams();
+      for (size_t k = 0; k < costs.size(); ++k)
+        if (costs[k]->hasIntegrand()) fwdCSV.integralCosts.push_back(k);
+    }
+    if (writeFwd) {
+      PetscCall(openCSV(fwdFile, fwdCSV));
+      if (fwdCSV.file) {
+        std::fprintf(fwdCSV.file, "t,kind,event");
+        for (size_t k : fwdCSV.integralCosts) {
+          std::fprintf(fwdCSV.file, ",%s", costNames[k].c_str());
+          for (const auto &n : pnames) std::fprintf(fwdCSV.file, ",d%s/d%s", costNames[k].c_str(), n.c_str());
+        }
+        for (const Expression &e : fwdCSV.quantities) {
+          std::fprintf(fwdCSV.file, ",%s", e.text.c_str());
+          for (const auto &n : pnames) std::fprintf(fwdCSV.file, ",d%s/d%s", e.text.c_str(), n.c_str());
+        }
+        std::fprintf(fwdCSV.file, "\n");
+      }
+      solver.setForwardMonitor([&fwdCSV](const ForwardSample &x) { return writeForwardSample(fwdCSV, x); });
+    }
+    if (writeAdj) {
+      PetscCall(openCSV(adjFile, adjCSV));
+      if (adjCSV.file) {
+        std::fprintf(adjCSV.file, "t,kind,event");
+        for (const auto &c : costNames)
+          for (const Expression &e : adjCSV.quantities)
+            if (e.terms.size() == 1 && e.terms[0].kind != Expression::Magnitude) std::fprintf(adjCSV.file, ",lambda[%s]:%s", c.c_str(), e.text.c_str());
+        std::fprintf(adjCSV.file, "\n");
+      }
+      solver.setAdjointMonitor([&adjCSV](const AdjointSample &x) { return writeAdjointSample(adjCSV, x); });
+    }
     char statesFile[PETSC_MAX_PATH_LEN] = "";
     PetscBool writeTrajectory = PETSC_FALSE;
     StateWriter writer;
@@ -658,6 +967,8 @@ int main(int argc, char **argv) {
     const double wall0 = MPI_Wtime();
     PetscCall(solver.solve());
     const double wall = MPI_Wtime() - wall0;
+    for (TrajectoryCSV *w : {&fwdCSV, &adjCSV})
+      if (w->file) std::fclose(w->file), w->file = nullptr;
     if (writeTrajectory) {
       PetscCall(TSMonitorCancel(ts));
       if (writer.file) std::fclose(writer.file);
@@ -695,14 +1006,16 @@ int main(int argc, char **argv) {
     if (!solver.objective().empty()) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "frequency violations (f in [%g, %g] Hz, sigma %g, eta %g):", (double)s.fmin, (double)s.fmax,
                             (double)s.sigma, (double)s.eta));
-      for (size_t k = 0; k < solver.objective().size(); ++k)
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%zu = %.12e", k + 1, (double)solver.objective()[k]));
+      for (size_t k = 0; k < solver.objective().size(); ++k) {
+        if (k == (size_t)costGens) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\nuser costs:"));
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s = %.12e", costNames[k].c_str(), (double)solver.objective()[k]));
+      }
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     }
     const auto names = grid.parameterNames();
     if (L.areas == 1) {  // larger grids: the summary JSON has the full gradients
-      PetscCall(printGradientTable("forward sensitivities dH/dp", solver.forwardGradientP(), names));
-      PetscCall(printGradientTable("adjoint gradients dH/dp", solver.adjointGradientP(), names));
+      PetscCall(printGradientTable("forward sensitivities dH/dp", solver.forwardGradientP(), names, costNames));
+      PetscCall(printGradientTable("adjoint gradients dH/dp", solver.adjointGradientP(), names, costNames));
     }
     if (!solver.forwardGradientP().empty() && !solver.adjointGradientP().empty()) {
       PetscReal diff = 0, scale = 0;
@@ -718,7 +1031,7 @@ int main(int argc, char **argv) {
     if (!gP.empty()) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sensitivities of frequency violations to dispatch at t = %g (%s):\n        %12s %12s %12s\n", (double)tf,
                             !solver.adjointGradientP().empty() ? "adjoint" : "forward", "P_g^1", "P_g^2", "P_g^3"));
-      for (PetscInt k = 0; k < std::min<PetscInt>(areaGens, (PetscInt)gP.size()); ++k)
+      for (PetscInt k = 0; k < std::min(areaGens, costGens); ++k)
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-4" PetscInt_FMT " %12.6f %12.6f %12.6f\n", k + 1, (double)gP[k][L.pP(0)], (double)gP[k][L.pP(1)],
                               (double)gP[k][L.pP(2)]));
     }
