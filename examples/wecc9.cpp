@@ -50,6 +50,15 @@
 //
 // Defaults as ex9bus: Crank–Nicolson, dt = 0.01, T = 5, fault at bus 9 from 1.0 to 1.2 s, Rfault = 1e-4.
 //
+// Several areas (-areas N): N copies of the 9-bus system, area a+1 tied to area a by two lines
+// (R + jX = 0.01 + 0.1j by default, -tie_r/-tie_x) between their buses 5 and between their buses 8.
+// The ties join buses of equal power-flow voltage, so they carry no current at t = 0 and every
+// area starts at ex9bus' equilibrium (tested: drift 2e-11 without a fault). Generators and buses
+// are numbered globally (bus b of area a is 9(a−1)+b; -fault_bus 16 faults bus 7 of area 2); the
+// parameters of the first K areas are parameters (-param_areas K, default all: 27K + 2), the other
+// areas use the nominal data as constants; -cost_generators M keeps H_1..H_M (default all).
+// 112 areas = 1008 buses, 5712 states, 336 generators: the benchmark system of bench/grid_timing.py.
+//
 // Verified (tests/example_wecc9.py, tests/peer_wecc9_ex9bus.py): same limiter events as ex9bus
 // (times to 1.8e-9, states to 2.4e-8 relative); adjoint = forward to ~5e-14; adjoint vs central
 // differences ≤ 2e-8 (dispatch, voltages, KA, fault times), also with 4 hits and 4 releases;
@@ -67,7 +76,8 @@
 //   build/examples/wecc9 -hs_adjoint -hs_forward                  # ∂H_i/∂p both ways
 //   mpiexec -n 3 build/examples/wecc9 -hs_adjoint -pc_factor_mat_solver_type mumps
 //   build/examples/wecc9 -fault_bus 7 -t_off 1.1 -ts_max_time 3 -hs_summary wecc9.json
-// Options: -fault_bus (1-based, default 9), -rfault, every parameter by its name (-P2 1.7,
+//   build/examples/wecc9 -areas 112 -param_areas 1 -cost_generators 3 -hs_adjoint   # 1008 buses
+// Options: -areas, -param_areas, -cost_generators, -tie_r, -tie_x, -fault_bus (1-based global, default 9), -rfault, every parameter by its name (-P2 1.7,
 // -t_off 1.15, -KA3 25, -Vm5 1.0, ...), -freq_max, -freq_min, -sigma, -eta,
 // -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py).
 #include <hybridsens/ad_local.hpp>
