@@ -47,6 +47,17 @@
 //   starts slightly off equilibrium (as in seed 002, where these are parameters of u0).
 // Costs (seed 002 eq. 30): H_i = σ ∫ max(0, f_i − f⁺, f⁻ − f_i)^η dt per generator, f_i = ω_i/2π
 //   in Hz, f± = 60 ± 0.5 Hz, σ = 1, η = 2 (options -freq_max, -freq_min, -sigma, -eta).
+//   After them, user-chosen costs of named quantities (see Expression below; generators and buses
+//   numbered globally): -wecc9_terminal_cost e1,e2,... adds ψ = e_i(u(T)) each, and
+//   -wecc9_integral_cost e1,... adds ∫_0^T e_i(u)² dt each, e.g. delta2-delta1 (rotor-angle
+//   spread), dw3 (speed deviation ω − ω_s), Vm9-1 (bus-voltage deviation from 1 pu), VR3.
+//   Unknown names, out-of-range indices and malformed expressions are refused.
+// Sensitivity trajectories (seed 002 Figs. 6-7, bottom): -wecc9_sensitivities FILE writes, at
+//   every step end and after every transition (Solver::setForwardMonitor), the running integral
+//   of every integral cost with its gradient, and the values and rows of S = du/dp of the
+//   quantities of -wecc9_sensitivity_rows (default VR1..3, omega1..3); -wecc9_adjoint FILE
+//   writes λ of every cost at those rows over time (Solver::setAdjointMonitor). Rank 0 writes.
+//   scripts/plot_wecc9.py draws dH_i/dP_g(t), dV_R^i/dVm_i(t) and λ of V_R^i(T) from them.
 //
 // Defaults as ex9bus: Crank–Nicolson, dt = 0.01, T = 5, fault at bus 9 from 1.0 to 1.2 s, Rfault = 1e-4.
 //
@@ -79,7 +90,12 @@
 //   build/examples/wecc9 -areas 112 -param_areas 1 -cost_generators 3 -hs_adjoint   # 1008 buses
 // Options: -areas, -param_areas, -cost_generators, -tie_r, -tie_x, -fault_bus (1-based global, default 9), -rfault, every parameter by its name (-P2 1.7,
 // -t_off 1.15, -KA3 25, -Vm5 1.0, ...), -freq_max, -freq_min, -sigma, -eta,
-// -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py).
+// -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py),
+// -wecc9_terminal_cost, -wecc9_integral_cost, -wecc9_sensitivities FILE (needs -hs_forward),
+// -wecc9_adjoint FILE (needs -hs_adjoint), -wecc9_sensitivity_rows e1,e2,...
+//   build/examples/wecc9 -hs_forward -hs_adjoint -wecc9_terminal_cost VR1,VR2,VR3 -wecc9_integral_cost dw3
+//     -wecc9_states s.csv -hs_summary s.json -wecc9_sensitivities sens.csv -wecc9_adjoint adj.csv
+//   python3 scripts/plot_wecc9.py s.csv s.json --sensitivities sens.csv --adjoint adj.csv
 #include <hybridsens/ad_local.hpp>
 #include <hybridsens/hybridsens.hpp>
 
