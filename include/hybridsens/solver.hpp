@@ -100,7 +100,8 @@ public:
   void setAdjoint(bool on) { adjoint_ = on; }
   // Called collectively during every reverse sweep (see AdjointSample); empty: none.
   void setAdjointMonitor(AdjointMonitor m) { adjointMonitor_ = std::move(m); }
-  // Called collectively during every forward solve (see ForwardSample); empty: none.
+  // Called collectively during every forward solve (see ForwardSample), also the re-solves of
+  // checkGradient; empty: none.
   void setForwardMonitor(ForwardMonitor m) { forwardMonitor_ = std::move(m); }
   bool forwardSensitivities() const { return forward_; }
   bool adjoint() const { return adjoint_; }
