@@ -430,6 +430,8 @@ private:
 
 using namespace wecc9;
 
+// examples/wecc9_opt.cpp includes this file without its driver (the helpers below and main).
+#ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 // Value of global entry i of v on every rank.
 static PetscErrorCode globalEntry(Vec v, PetscInt i, PetscScalar *value) {
   PetscInt lo, hi;
@@ -616,3 +618,4 @@ int main(int argc, char **argv) {
   PetscCall(PetscFinalize());
   return 0;
 }
+#endif
