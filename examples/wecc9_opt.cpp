@@ -38,7 +38,31 @@
 //   3. the optimum, TAO's reason, and the projected gradient there (the stationarity measure
 //      with bounds: a component at a bound counts only if it points into the box).
 //
-// Measured (tests/example_wecc9_opt.py asserts these comparisons): see README "Power grids".
+// Measured on this machine (tests/example_wecc9_opt.py asserts the comparisons):
+//   start, with limiters: V_R3 hits V_Rmax at t = 1.094672 (state event; released at the
+//   clearing), J = 2.179669510321778e-04, dJ/dP = (4.207626121e-3, 5.156873715e-3, 1.370913870e-2):
+//   adjoint = forward to 1.9e-15, central differences (h = 1e-5·P) to 8.9e-9; at P = (0.6, 1.7,
+//   0.75) 2.2e-15 and 3.2e-9. Dropping the event-time term (-hs_test_drop_event_time_term) moves
+//   the gradient by up to 6e-5: the limiter event matters at the 1e-4 level here.
+//   TAO: 4 iterations (CONVERGED_GATOL, 1.5 s) to P* = (0.679413, 1.577021, 0.655373),
+//   J* = 8.7e-21, projected gradient 6.1e-11 (start 1.5e-2). J ≥ 0 and J = 0 wherever no
+//   frequency leaves [59, 61] Hz, so every such dispatch is a global minimizer; from this start
+//   BLMVM stops on the boundary of that set. 2 ranks: same iterates (J to 6e-13; slow, MUMPS
+//   set-up dominates a 51-unknown system).
+//   -limiters 0 (ex9busopt's model): J = 2.172689212634948e-04 against ex9busopt's own
+//   2.1726892126320885e-04 (1.3e-12; 3.0e-13 at the second point), dJ/dP = (4.194396036e-3,
+//   5.140536042e-3, 1.366551078e-2) against central differences of ex9busopt's objective:
+//   7.2e-9. The limiters thus change J and dJ/dP by about 0.3 %.
+//   ex9busopt's own adjoint gradient on PETSc 3.18.5 is (6.03e-4, 7.64e-5, 4.29e-4): off by
+//   98.5 % (its -tao_test_gradient: ||G|| = 7.4e-4 against ||Gfd|| = 1.52e-2). Its μ part (the
+//   TM = P_g term, ∫ λ_ωᵀ/M dt) is exactly zero: ex9busopt fills its RHSJacobianP matrix only on
+//   the first call, while PETSc negates that same matrix in place on every TSComputeIJacobianP
+//   call (ts->Jacp = ts->Jacprhs when only an RHSJacobianP is set), so the sign alternates from
+//   call to call and the contributions cancel (μ printed from ComputeSensiP: exactly 0).
+//   Refilling it on every call (a local experiment) gives ||G|| = 0.0152858 — the value in
+//   ex9busopt's output/ex9busopt_1.out — still 0.3–0.9 % off the differences; freezing Vref at its start value moves the differences by
+//   0.1–1.6 % (the dropped ∂Vref/∂P), the rest (≈3e-5 absolute) was not isolated (λ passed
+//   unchanged through the algebraic re-solves is a candidate).
 //
 // Options (besides all -ts_*, -tao_*, -hs_* options):
 //   -P1 <0.69> -P2 <1.59> -P3 <0.69>      start dispatch
@@ -293,6 +317,8 @@ int main(int argc, char **argv) {
     for (PetscInt g = 0; g < nGen; ++g)
       PetscCheck(pgMin <= P[g] && P[g] <= pgMax, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: start P%" PetscInt_FMT " = %g outside [%g, %g]", g + 1,
                  (double)P[g], (double)pgMin, (double)pgMax);
+    PetscCheck(s.faultBus >= 0 && s.faultBus < nBus, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: -faultbus %" PetscInt_FMT " (0-based, as ex9busopt): need 0..8",
+               s.faultBus);
     PetscCheck(0 < tOn && tOn < tOff && tOff < tmax, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: need 0 < -tfaulton < -tfaultoff < -tmax");
 
     DispatchGrid grid(s, limiters);
