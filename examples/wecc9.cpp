@@ -50,6 +50,15 @@
 //
 // Defaults as ex9bus: Crank–Nicolson, dt = 0.01, T = 5, fault at bus 9 from 1.0 to 1.2 s, Rfault = 1e-4.
 //
+// Several areas (-areas N): N copies of the 9-bus system, area a+1 tied to area a by two lines
+// (R + jX = 0.01 + 0.1j by default, -tie_r/-tie_x) between their buses 5 and between their buses 8.
+// The ties join buses of equal power-flow voltage, so they carry no current at t = 0 and every
+// area starts at ex9bus' equilibrium (tested: drift 2e-11 without a fault). Generators and buses
+// are numbered globally (bus b of area a is 9(a−1)+b; -fault_bus 16 faults bus 7 of area 2); the
+// parameters of the first K areas are parameters (-param_areas K, default all: 27K + 2), the other
+// areas use the nominal data as constants; -cost_generators M keeps H_1..H_M (default all).
+// 112 areas = 1008 buses, 5712 states, 336 generators: the benchmark system of bench/grid_timing.py.
+//
 // Verified (tests/example_wecc9.py, tests/peer_wecc9_ex9bus.py): same limiter events as ex9bus
 // (times to 1.8e-9, states to 2.4e-8 relative); adjoint = forward to ~5e-14; adjoint vs central
 // differences ≤ 2e-8 (dispatch, voltages, KA, fault times), also with 4 hits and 4 releases;
@@ -67,7 +76,8 @@
 //   build/examples/wecc9 -hs_adjoint -hs_forward                  # ∂H_i/∂p both ways
 //   mpiexec -n 3 build/examples/wecc9 -hs_adjoint -pc_factor_mat_solver_type mumps
 //   build/examples/wecc9 -fault_bus 7 -t_off 1.1 -ts_max_time 3 -hs_summary wecc9.json
-// Options: -fault_bus (1-based, default 9), -rfault, every parameter by its name (-P2 1.7,
+//   build/examples/wecc9 -areas 112 -param_areas 1 -cost_generators 3 -hs_adjoint   # 1008 buses
+// Options: -areas, -param_areas, -cost_generators, -tie_r, -tie_x, -fault_bus (1-based global, default 9), -rfault, every parameter by its name (-P2 1.7,
 // -t_off 1.15, -KA3 25, -Vm5 1.0, ...), -freq_max, -freq_min, -sigma, -eta,
 // -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py).
 #include <hybridsens/ad_local.hpp>
@@ -76,8 +86,12 @@
 #include <petscts.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <tuple>
 #include <vector>
 
 using namespace hybridsens;
@@ -85,19 +99,16 @@ using namespace hybridsens;
 namespace wecc9 {
 
 constexpr PetscReal omegaS = 2 * PETSC_PI * 60;  // synchronous speed (rad/s)
-constexpr PetscInt nGen = 3, nBus = 9, genStates = 9, netStart = nGen * genStates, constStart = netStart + 2 * nBus;
-constexpr PetscInt nStates = constStart + 2 * nGen;
-constexpr PetscInt genBus[nGen] = {0, 1, 2};
+// One area is ex9bus' 9-bus system; -areas N couples N identical copies (see Layout).
+constexpr PetscInt areaGens = 3, areaBuses = 9, genStates = 9;
+constexpr PetscInt areaStates = areaGens * genStates + 2 * areaBuses + 2 * areaGens;  // 51
+constexpr PetscInt genBus[areaGens] = {0, 1, 2};
 constexpr PetscInt loadBus[3] = {4, 5, 7};
 
-// Parameter layout.
-// pVm + b, pTh + b: magnitude and angle (rad) of bus b's voltage in the initial power flow.
-enum Param : PetscInt { pP = 0, pQ = 3, pTon = 6, pToff = 7, pKA = 8, pVm = 11, pTh = 20, nParams = 29 };
-
 // Dispatch from ex9bus' load flow, and its power-flow voltages V0 (bus b: Vr, Vi).
-const PetscReal P0[nGen] = {0.716786142395021, 1.630000000000000, 0.850000000000000};
-const PetscReal Q0[nGen] = {0.270702180178785, 0.066120127797275, -0.108402221791588};
-const PetscReal V0[2 * nBus] = {1.04, 0.0, 1.0115856072004659, 0.16528629496995645, 1.0216048295777422, 0.08335809608923525,
+const PetscReal P0[areaGens] = {0.716786142395021, 1.630000000000000, 0.850000000000000};
+const PetscReal Q0[areaGens] = {0.270702180178785, 0.066120127797275, -0.108402221791588};
+const PetscReal V0[2 * areaBuses] = {1.04, 0.0, 1.0115856072004659, 0.16528629496995645, 1.0216048295777422, 0.08335809608923525,
                                 1.0249353469218594, -0.03967289055406254, 0.9931096437804608, -0.06926811030369806,
                                 1.0104641368769802, -0.06513369436653811, 1.0234726765728006, 0.06652686979784567,
                                 1.0156774020826715, 0.012874998897784764, 1.0316489469094174, 0.03541042096750376};
@@ -130,18 +141,44 @@ struct GenData {
   PetscReal M() const { return 2 * H / omegaS; }
   PetscReal D() const { return 0.1 * M(); }
 };
-const GenData gen[nGen] = {
+const GenData gen[areaGens] = {
     {23.64, 0.0, 0.146, 0.0608, 0.4360, 0.0969, 8.96, 0.31, 0.2, 1.0, 0.314, 0.063, 0.35, 0.0039, 1.555, -4.0, 7.0},
     {6.4, 0.0, 0.8958, 0.1198, 0.8645, 0.1969, 6.0, 0.535, 0.2, 1.0, 0.314, 0.063, 0.35, 0.0039, 1.555, -4.0, 7.0},
     {3.01, 0.0, 1.3125, 0.1813, 1.2578, 0.25, 5.89, 0.6, 0.2, 1.0, 0.314, 0.063, 0.35, 0.0039, 1.555, -4.0, 7.0}};
 const PetscReal loadP[3] = {1.25, 0.9, 1.0}, loadQ[3] = {0.5, 0.3, 0.35};
 
-// Indices.
-inline PetscInt gs(PetscInt g, PetscInt k) { return genStates * g + k; }  // k: 0 E'q 1 E'd 2 δ 3 ω 4 Id 5 Iq 6 Efd 7 RF 8 VR
-inline PetscInt vr(PetscInt b) { return netStart + 2 * b; }              // also the bus' "imaginary current" row
-inline PetscInt vi(PetscInt b) { return netStart + 2 * b + 1; }          // also its "real current" row
-inline PetscInt vref(PetscInt g) { return constStart + 2 * g; }
-inline PetscInt ka(PetscInt g) { return constStart + 2 * g + 1; }
+// Where everything lives, for N areas of which the first K carry parameters.
+// State: area a occupies rows [51a, 51a + 51): its generators (9 rows each: 0 E'q 1 E'd 2 δ 3 ω
+// 4 Id 5 Iq 6 Efd 7 RF 8 VR), its buses (Vr, Vi each; Vr's row is also the bus' "imaginary
+// current" balance, Vi's the "real current" one), then (Vref, KA) per generator. Generators and
+// buses are numbered globally: generator g is generator g % 3 of area g / 3, bus b is bus b % 9
+// of area b / 9. Contiguous areas keep a rank's rows together in parallel.
+// Parameters: P_g, Q_g, KA_g of the 3K generators and Vm_b, θ_b of the 9K buses of the
+// parameter areas, and the two fault times; for K = 1 the order is (P1..3, Q1..3, t_on, t_off,
+// KA1..3, Vm1..9, th1..9) — 29 in all. Areas beyond K use the nominal data as constants.
+struct Layout {
+  PetscInt areas = 1, paramAreas = 1;
+  PetscInt numGens() const { return areaGens * areas; }
+  PetscInt numBuses() const { return areaBuses * areas; }
+  PetscInt numStates() const { return areaStates * areas; }
+  PetscInt gs(PetscInt g, PetscInt k) const { return areaStates * (g / areaGens) + genStates * (g % areaGens) + k; }
+  PetscInt vr(PetscInt b) const { return areaStates * (b / areaBuses) + areaGens * genStates + 2 * (b % areaBuses); }
+  PetscInt vi(PetscInt b) const { return vr(b) + 1; }
+  PetscInt vref(PetscInt g) const { return areaStates * (g / areaGens) + areaGens * genStates + 2 * areaBuses + 2 * (g % areaGens); }
+  PetscInt ka(PetscInt g) const { return vref(g) + 1; }
+  PetscInt genBusOf(PetscInt g) const { return areaBuses * (g / areaGens) + genBus[g % areaGens]; }
+  // Parameter indices (only for generators/buses of the parameter areas: hasParams).
+  bool hasParams(PetscInt areaOf) const { return areaOf < paramAreas; }
+  PetscInt pP(PetscInt g) const { return g; }
+  PetscInt pQ(PetscInt g) const { return areaGens * paramAreas + g; }
+  PetscInt pTon() const { return 2 * areaGens * paramAreas; }
+  PetscInt pToff() const { return pTon() + 1; }
+  PetscInt pKA(PetscInt g) const { return pToff() + 1 + g; }
+  PetscInt pVm(PetscInt b) const { return pKA(areaGens * paramAreas) + b; }
+  PetscInt pTh(PetscInt b) const { return pVm(areaBuses * paramAreas) + b; }
+  PetscInt numParams() const { return pTh(areaBuses * paramAreas); }
+};
+
 // Discrete state: d[0] fault on (0/1); d[1+g] limiter of exciter g: 0 free, +1 at VRmax, −1 at VRmin.
 inline PetscInt limiterFlag(PetscInt g) { return 1 + g; }
 // Guards of exciter g: 4g hit max, 4g+1 hit min, 4g+2 leave max, 4g+3 leave min.
@@ -283,6 +320,33 @@ struct FaultShunt {
   }
 };
 
+// A kernel of an area without parameters: its parameters are fixed numbers (the nominal
+// data), so the kernel declares none and contributes no ∂f/∂p columns. Each method exists only
+// if the wrapped kernel has it (the kernel detection of ad_local.hpp looks for them).
+template <class K> struct FixedParameters {
+  static constexpr int numReads = K::numReads, numWrites = K::numWrites, numParams = 0;
+  K kernel;
+  std::array<PetscReal, K::numParams> values;
+  template <class S> std::array<S, K::numParams> fixed() const {
+    std::array<S, K::numParams> q;
+    for (int i = 0; i < K::numParams; ++i) q[i] = values[i];
+    return q;
+  }
+  template <class S>
+  auto residual(S t, const S *u, const S *, const DiscreteState &d, S *f) const
+      -> decltype(std::declval<const K &>().template residual<S>(t, u, u, d, f)) {
+    kernel.template residual<S>(t, u, fixed<S>().data(), d, f);
+  }
+  template <class S>
+  auto guard(PetscInt k, S t, const S *u, const S *, const DiscreteState &d) const
+      -> decltype(std::declval<const K &>().template guard<S>(k, t, u, u, d)) {
+    return kernel.template guard<S>(k, t, u, fixed<S>().data(), d);
+  }
+  template <class S> auto initialState(const S *, S *u0) const -> decltype(std::declval<const K &>().template initialState<S>(u0, u0)) {
+    kernel.template initialState<S>(fixed<S>().data(), u0);
+  }
+};
+
 // Frequency violation of generator g: σ max(0, f − f⁺, f⁻ − f)^η with f = ω/2π (Hz).
 struct FrequencyViolation {
   static constexpr int numReads = 1;
@@ -299,69 +363,116 @@ struct FrequencyViolation {
 };
 
 struct Settings {
-  PetscInt faultBus = 8;  // 0-based (bus 9)
+  PetscInt faultBus = 8;  // 0-based global bus (bus 9 of area 1)
   PetscReal rfault = 1e-4;
   PetscReal fmax = 60.5, fmin = 59.5, sigma = 1.0, eta = 2.0;
+  Layout layout;           // -areas N, -param_areas K
+  PetscReal tieR = 0.01, tieX = 0.1;  // series impedance of each tie line between areas (pu)
 };
+
+// Tie lines between consecutive areas a and a+1 join the same bus of both (buses 5 and 8):
+// identical areas have identical power-flow voltages there, so the ties carry no current in the
+// initial state and every area starts at ex9bus' equilibrium; the fault then spreads through them.
+constexpr PetscInt tieBuses[2] = {4, 7};
 
 class Grid : public LocalKernelModel {
 public:
   explicit Grid(const Settings &s) : s_(s) {}
+  const Layout &layout() const { return s_.layout; }
+  const Settings &settings() const { return s_; }
+
   // Collective.
   PetscErrorCode build() {
+    const Layout &L = s_.layout;
     PetscFunctionBeginUser;
-    PetscCheck(s_.faultBus >= 0 && s_.faultBus < nBus, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -fault_bus must be 1..9");
+    PetscCheck(L.areas >= 1 && L.paramAreas >= 0 && L.paramAreas <= L.areas, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: need -areas >= 1 and 0 <= -param_areas <= -areas (got %" PetscInt_FMT ", %" PetscInt_FMT ")", L.areas, L.paramAreas);
+    PetscCheck(s_.faultBus >= 0 && s_.faultBus < L.numBuses(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: -fault_bus must be 1..%" PetscInt_FMT " (bus b of area a is 9(a-1)+b)", L.numBuses());
     PetscCheck(s_.rfault > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -rfault must be positive");
-    PetscCall(setSizes(nStates));
+    PetscCheck(L.paramAreas >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -param_areas must be >= 1 (the fault times are parameters of area 1)");
+    PetscCall(setSizes(L.numStates()));
     std::vector<PetscInt> alg;
-    for (PetscInt g = 0; g < nGen; ++g) alg.push_back(gs(g, 4)), alg.push_back(gs(g, 5));
-    for (PetscInt b = 0; b < nBus; ++b) alg.push_back(vr(b)), alg.push_back(vi(b));
+    for (PetscInt g = 0; g < L.numGens(); ++g) alg.push_back(L.gs(g, 4)), alg.push_back(L.gs(g, 5));
+    for (PetscInt b = 0; b < L.numBuses(); ++b) alg.push_back(L.vr(b)), alg.push_back(L.vi(b));
+    std::sort(alg.begin(), alg.end());
     setAlgebraic(alg);
-    for (PetscInt g = 0; g < nGen; ++g) {
-      const PetscInt b = genBus[g];
-      add(Machine{gen[g]},
-          {{gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), gs(g, 6), vr(b), vi(b)},
-           {gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), vr(b), vi(b)},
-           {pP + g, pQ + g, pVm + b, pTh + b},
-           {}});
-      add(Exciter{gen[g], g},
-          {{gs(g, 6), gs(g, 7), gs(g, 8), vr(b), vi(b), vref(g), ka(g)},
-           {gs(g, 6), gs(g, 7), gs(g, 8), vref(g), ka(g)},
-           {pP + g, pQ + g, pKA + g, pVm + b, pTh + b},
-           {4 * g + HitMax, 4 * g + HitMin, 4 * g + LeaveMax, 4 * g + LeaveMin}});
+    for (PetscInt g = 0; g < L.numGens(); ++g) {
+      const PetscInt b = L.genBusOf(g), local = g % areaGens;
+      const bool param = L.hasParams(g / areaGens);
+      const PetscReal Vm = std::hypot(V0[2 * genBus[local]], V0[2 * genBus[local] + 1]), th = std::atan2(V0[2 * genBus[local] + 1], V0[2 * genBus[local]]);
+      const Coupling machine{{L.gs(g, 0), L.gs(g, 1), L.gs(g, 2), L.gs(g, 3), L.gs(g, 4), L.gs(g, 5), L.gs(g, 6), L.vr(b), L.vi(b)},
+                             {L.gs(g, 0), L.gs(g, 1), L.gs(g, 2), L.gs(g, 3), L.gs(g, 4), L.gs(g, 5), L.vr(b), L.vi(b)},
+                             param ? std::vector<PetscInt>{L.pP(g), L.pQ(g), L.pVm(b), L.pTh(b)} : std::vector<PetscInt>{},
+                             {}};
+      const Coupling exciter{{L.gs(g, 6), L.gs(g, 7), L.gs(g, 8), L.vr(b), L.vi(b), L.vref(g), L.ka(g)},
+                             {L.gs(g, 6), L.gs(g, 7), L.gs(g, 8), L.vref(g), L.ka(g)},
+                             param ? std::vector<PetscInt>{L.pP(g), L.pQ(g), L.pKA(g), L.pVm(b), L.pTh(b)} : std::vector<PetscInt>{},
+                             {4 * g + HitMax, 4 * g + HitMin, 4 * g + LeaveMax, 4 * g + LeaveMin}};
+      if (param) {
+        add(Machine{gen[local]}, machine);
+        add(Exciter{gen[local], g}, exciter);
+      } else {
+        add(FixedParameters<Machine>{Machine{gen[local]}, {P0[local], Q0[local], Vm, th}}, machine);
+        add(FixedParameters<Exciter>{Exciter{gen[local], g}, {P0[local], Q0[local], 20.0, Vm, th}}, exciter);
+      }
     }
-    for (const YEntry &y : Ybus) {
-      const bool diag = y.i == y.j;
-      add(Admittance{y.G, y.B, diag ? V0[2 * y.i] : 0.0, diag ? V0[2 * y.i + 1] : 0.0}, {{vr(y.j), vi(y.j)}, {vr(y.i), vi(y.i)}, {}, {}});
+    for (PetscInt a = 0; a < L.areas; ++a) {
+      const PetscInt first = areaBuses * a;
+      for (const YEntry &y : Ybus) {
+        const bool diag = y.i == y.j;
+        add(Admittance{y.G, y.B, diag ? V0[2 * y.i] : 0.0, diag ? V0[2 * y.i + 1] : 0.0},
+            {{L.vr(first + y.j), L.vi(first + y.j)}, {L.vr(first + y.i), L.vi(first + y.i)}, {}, {}});
+      }
+      for (PetscInt l = 0; l < 3; ++l) {
+        const PetscInt b = first + loadBus[l];
+        const Coupling c{{L.vr(b), L.vi(b)}, {L.vr(b), L.vi(b)}, L.hasParams(a) ? std::vector<PetscInt>{L.pVm(b)} : std::vector<PetscInt>{}, {}};
+        if (L.hasParams(a)) add(Load{loadP[l], loadQ[l]}, c);
+        else add(FixedParameters<Load>{Load{loadP[l], loadQ[l]}, {std::hypot(V0[2 * loadBus[l]], V0[2 * loadBus[l] + 1])}}, c);
+      }
+      if (a + 1 == L.areas) continue;
+      const PetscReal z2 = s_.tieR * s_.tieR + s_.tieX * s_.tieX, G = s_.tieR / z2, B = -s_.tieX / z2;  // y = 1/(R + jX)
+      for (PetscInt t : tieBuses) {
+        const PetscInt i = first + t, j = first + areaBuses + t;
+        for (auto [row, col, sign] : {std::tuple{i, i, 1.0}, std::tuple{i, j, -1.0}, std::tuple{j, j, 1.0}, std::tuple{j, i, -1.0}})
+          add(Admittance{sign * G, sign * B, 0.0, 0.0}, {{L.vr(col), L.vi(col)}, {L.vr(row), L.vi(row)}, {}, {}});
+      }
     }
-    for (PetscInt l = 0; l < 3; ++l) {
-      const PetscInt b = loadBus[l];
-      add(Load{loadP[l], loadQ[l]}, {{vr(b), vi(b)}, {vr(b), vi(b)}, {pVm + b}, {}});
-    }
-    add(FaultShunt{1.0 / s_.rfault}, {{vr(s_.faultBus), vi(s_.faultBus)}, {vr(s_.faultBus), vi(s_.faultBus)}, {}, {}});
-    addTimeEvent("fault_on", [](const TimeScalar *p) -> TimeScalar { return p[pTon]; });
-    addTimeEvent("fault_off", [](const TimeScalar *p) -> TimeScalar { return p[pToff]; });
-    addTimeEvent("limiter_check_on", [](const TimeScalar *p) -> TimeScalar { return p[pTon]; });
-    addTimeEvent("limiter_check_off", [](const TimeScalar *p) -> TimeScalar { return p[pToff]; });
+    add(FaultShunt{1.0 / s_.rfault}, {{L.vr(s_.faultBus), L.vi(s_.faultBus)}, {L.vr(s_.faultBus), L.vi(s_.faultBus)}, {}, {}});
+    const PetscInt on = L.pTon(), off = L.pToff();
+    addTimeEvent("fault_on", [on](const TimeScalar *p) -> TimeScalar { return p[on]; });
+    addTimeEvent("fault_off", [off](const TimeScalar *p) -> TimeScalar { return p[off]; });
+    addTimeEvent("limiter_check_on", [on](const TimeScalar *p) -> TimeScalar { return p[on]; });
+    addTimeEvent("limiter_check_off", [off](const TimeScalar *p) -> TimeScalar { return p[off]; });
     PetscCall(setUp());
     PetscFunctionReturn(0);
   }
 
-  DiscreteState initialDiscreteState() const override { return {0, 0, 0, 0}; }
+  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + s_.layout.numGens(), 0); }
   std::vector<PetscReal> defaultParameters() const override {
-    std::vector<PetscReal> p = {P0[0], P0[1], P0[2], Q0[0], Q0[1], Q0[2], 1.0, 1.2, 20.0, 20.0, 20.0};
-    for (PetscInt b = 0; b < nBus; ++b) p.push_back(std::hypot(V0[2 * b], V0[2 * b + 1]));
-    for (PetscInt b = 0; b < nBus; ++b) p.push_back(std::atan2(V0[2 * b + 1], V0[2 * b]));
+    const Layout &L = s_.layout;
+    std::vector<PetscReal> p(L.numParams());
+    for (PetscInt g = 0; g < areaGens * L.paramAreas; ++g) p[L.pP(g)] = P0[g % areaGens], p[L.pQ(g)] = Q0[g % areaGens], p[L.pKA(g)] = 20.0;
+    p[L.pTon()] = 1.0, p[L.pToff()] = 1.2;
+    for (PetscInt b = 0; b < areaBuses * L.paramAreas; ++b) {
+      const PetscInt k = b % areaBuses;
+      p[L.pVm(b)] = std::hypot(V0[2 * k], V0[2 * k + 1]), p[L.pTh(b)] = std::atan2(V0[2 * k + 1], V0[2 * k]);
+    }
     return p;
   }
   std::vector<std::string> parameterNames() const override {
-    std::vector<std::string> n = {"P1", "P2", "P3", "Q1", "Q2", "Q3", "t_on", "t_off", "KA1", "KA2", "KA3"};
-    for (PetscInt b = 0; b < nBus; ++b) n.push_back("Vm" + std::to_string(b + 1));
-    for (PetscInt b = 0; b < nBus; ++b) n.push_back("th" + std::to_string(b + 1));
+    const Layout &L = s_.layout;
+    std::vector<std::string> n(L.numParams());
+    for (PetscInt g = 0; g < areaGens * L.paramAreas; ++g) {
+      const std::string k = std::to_string(g + 1);
+      n[L.pP(g)] = "P" + k, n[L.pQ(g)] = "Q" + k, n[L.pKA(g)] = "KA" + k;
+    }
+    n[L.pTon()] = "t_on", n[L.pToff()] = "t_off";
+    for (PetscInt b = 0; b < areaBuses * L.paramAreas; ++b) n[L.pVm(b)] = "Vm" + std::to_string(b + 1), n[L.pTh(b)] = "th" + std::to_string(b + 1);
     return n;
   }
 
-  PetscInt numGuards() const override { return 4 * nGen; }
+  PetscInt numGuards() const override { return 4 * s_.layout.numGens(); }
   GuardInfo guardInfo(PetscInt j) const override {
     const std::string g = std::to_string(j / 4 + 1);
     switch (j % 4) {
@@ -398,10 +509,10 @@ public:
       // free VR' now points back into the band is released (no crossing would ever report it).
       // The leave-guards depend on the state only (Vref, KA are states), so p is not needed.
       std::vector<PetscScalar> local(numGuards(), 0.0), all(numGuards(), 0.0);
-      const std::vector<PetscReal> unused(nParams, 0.0);
+      const std::vector<PetscReal> unused(s_.layout.numParams(), 0.0);
       PetscCall(guards(t, u, ModeContext{unused, d}, local.data()));
       PetscCallMPI(MPI_Allreduce(local.data(), all.data(), (int)numGuards(), MPIU_SCALAR, MPIU_SUM, comm()));
-      for (PetscInt g = 0; g < nGen; ++g) {
+      for (PetscInt g = 0; g < s_.layout.numGens(); ++g) {
         const PetscScalar rate = all[4 * g + LeaveMax];  // = free VR' (same value for LeaveMin)
         PetscInt &flag = d[limiterFlag(g)];
         if ((flag == 1 && rate < 0) || (flag == -1 && rate > 0)) flag = 0;
@@ -418,7 +529,7 @@ private:
 class FrequencyCost : public LocalKernelCost {
 public:
   FrequencyCost(const Grid &grid, PetscInt g, const Settings &s) : LocalKernelCost(grid), g_(g) {
-    add(FrequencyViolation{s.fmax, s.fmin, s.sigma, s.eta}, {{gs(g, 3)}, {}, {}, {}});
+    add(FrequencyViolation{s.fmax, s.fmin, s.sigma, s.eta}, {{grid.layout().gs(g, 3)}, {}, {}, {}});
   }
   std::string name() const override { return "H" + std::to_string(g_ + 1); }
 
@@ -428,6 +539,7 @@ private:
 
 } // namespace wecc9
 
+#ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 using namespace wecc9;
 
 // examples/wecc9_opt.cpp includes this file without its driver (the helpers below and main).
@@ -501,27 +613,37 @@ int main(int argc, char **argv) {
   {
     Settings s;
     PetscInt faultBus1 = s.faultBus + 1;
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-areas", &s.layout.areas, nullptr));
+    s.layout.paramAreas = s.layout.areas;
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-param_areas", &s.layout.paramAreas, nullptr));
     PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-fault_bus", &faultBus1, nullptr));
     s.faultBus = faultBus1 - 1;
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-rfault", &s.rfault, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tie_r", &s.tieR, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tie_x", &s.tieX, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-freq_max", &s.fmax, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-freq_min", &s.fmin, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-sigma", &s.sigma, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-eta", &s.eta, nullptr));
     PetscCheck(s.eta >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -eta must be >= 1 (the metric must be differentiable)");
+    const Layout &L = s.layout;
+    PetscInt costGens = L.numGens();
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-cost_generators", &costGens, nullptr));
+    PetscCheck(costGens >= 0 && costGens <= L.numGens(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: -cost_generators must be 0..%" PetscInt_FMT, L.numGens());
 
     Grid grid(s);
     PetscCall(grid.build());
     std::vector<std::unique_ptr<FrequencyCost>> costs;
-    for (PetscInt g = 0; g < nGen; ++g) {
+    for (PetscInt g = 0; g < costGens; ++g) {
       costs.push_back(std::make_unique<FrequencyCost>(grid, g, s));
       PetscCall(costs.back()->setUp());
     }
 
     std::vector<PetscReal> p = grid.defaultParameters();
     const auto pnames = grid.parameterNames();
-    for (PetscInt k = 0; k < nParams; ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
-    PetscCheck(p[pTon] < p[pToff], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied before it is cleared (t_on < t_off)");
+    for (PetscInt k = 0; k < L.numParams(); ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
+    PetscCheck(p[L.pTon()] < p[L.pToff()], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied before it is cleared (t_on < t_off)");
 
     Solver solver(grid);
     for (auto &c : costs) solver.addCost(*c);
@@ -557,28 +679,28 @@ int main(int argc, char **argv) {
 
     PetscReal tf = solver.finalTime();
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: fault at bus %" PetscInt_FMT " on [%g, %g], T = %g, %" PetscInt_FMT " steps, %zu events\n",
-                          s.faultBus + 1, (double)p[pTon], (double)p[pToff], (double)tf, solver.stats().steps, solver.events().size()));
+                          s.faultBus + 1, (double)p[L.pTon()], (double)p[L.pToff()], (double)tf, solver.stats().steps, solver.events().size()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "limiter events:\n"));
     for (const auto &r : solver.events().records()) {
       bool limiterChanged = false;
-      for (PetscInt g = 0; g < nGen; ++g) limiterChanged = limiterChanged || r.before[limiterFlag(g)] != r.after[limiterFlag(g)];
+      for (PetscInt g = 0; g < L.numGens(); ++g) limiterChanged = limiterChanged || r.before[limiterFlag(g)] != r.after[limiterFlag(g)];
       if (!limiterChanged) continue;
-      for (PetscInt g = 0; g < nGen; ++g) {
+      for (PetscInt g = 0; g < L.numGens(); ++g) {
         const PetscInt a = r.before[limiterFlag(g)], b = r.after[limiterFlag(g)];
         if (a == b) continue;
         PetscScalar VR;
-        PetscCall(globalEntry(r.uplus, gs(g, 8), &VR));
+        PetscCall(globalEntry(r.uplus, L.gs(g, 8), &VR));
         const char *what = b == 1 ? "hits VRmax" : b == -1 ? "hits VRmin" : a == 1 ? "leaves VRmax" : "leaves VRmin";
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  VR%" PetscInt_FMT " %s (%s)  VR = %.10g\n", (double)r.time, g + 1, what,
                               r.name.c_str(), (double)VR));
       }
     }
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states:\n"));
-    for (PetscInt g = 0; g < nGen; ++g) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states%s:\n", L.areas > 1 ? " (area 1)" : ""));
+    for (PetscInt g = 0; g < areaGens; ++g) {
       PetscScalar delta, w, VR;
-      PetscCall(globalEntry(solver.finalState(), gs(g, 2), &delta));
-      PetscCall(globalEntry(solver.finalState(), gs(g, 3), &w));
-      PetscCall(globalEntry(solver.finalState(), gs(g, 8), &VR));
+      PetscCall(globalEntry(solver.finalState(), L.gs(g, 2), &delta));
+      PetscCall(globalEntry(solver.finalState(), L.gs(g, 3), &w));
+      PetscCall(globalEntry(solver.finalState(), L.gs(g, 8), &VR));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen %" PetscInt_FMT ": delta = %.10f  f = %.10f Hz  VR = %.10f\n", g + 1, (double)delta,
                             (double)(w / (2 * PETSC_PI)), (double)VR));
     }
@@ -590,8 +712,10 @@ int main(int argc, char **argv) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     }
     const auto names = grid.parameterNames();
-    PetscCall(printGradientTable("forward sensitivities dH/dp", solver.forwardGradientP(), names));
-    PetscCall(printGradientTable("adjoint gradients dH/dp", solver.adjointGradientP(), names));
+    if (L.areas == 1) {  // larger grids: the summary JSON has the full gradients
+      PetscCall(printGradientTable("forward sensitivities dH/dp", solver.forwardGradientP(), names));
+      PetscCall(printGradientTable("adjoint gradients dH/dp", solver.adjointGradientP(), names));
+    }
     if (!solver.forwardGradientP().empty() && !solver.adjointGradientP().empty()) {
       PetscReal diff = 0, scale = 0;
       for (size_t k = 0; k < solver.adjointGradientP().size(); ++k)
@@ -606,9 +730,9 @@ int main(int argc, char **argv) {
     if (!gP.empty()) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sensitivities of frequency violations to dispatch at t = %g (%s):\n        %12s %12s %12s\n", (double)tf,
                             !solver.adjointGradientP().empty() ? "adjoint" : "forward", "P_g^1", "P_g^2", "P_g^3"));
-      for (PetscInt k = 0; k < nGen; ++k)
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-4" PetscInt_FMT " %12.6f %12.6f %12.6f\n", k + 1, (double)gP[k][pP], (double)gP[k][pP + 1],
-                              (double)gP[k][pP + 2]));
+      for (PetscInt k = 0; k < std::min<PetscInt>(areaGens, (PetscInt)gP.size()); ++k)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-4" PetscInt_FMT " %12.6f %12.6f %12.6f\n", k + 1, (double)gP[k][L.pP(0)], (double)gP[k][L.pP(1)],
+                              (double)gP[k][L.pP(2)]));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "timing: solve%s%s %.4f s\n", solver.forwardSensitivities() ? " + forward sensitivities" : "",
                           solver.adjoint() ? " + adjoint" : "", wall));
