@@ -542,8 +542,6 @@ private:
 #ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 using namespace wecc9;
 
-// examples/wecc9_opt.cpp includes this file without its driver (the helpers below and main).
-#ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 // Value of global entry i of v on every rank.
 static PetscErrorCode globalEntry(Vec v, PetscInt i, PetscScalar *value) {
   PetscInt lo, hi;

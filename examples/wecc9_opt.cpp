@@ -93,6 +93,10 @@
 namespace wecc9opt {
 using namespace wecc9;
 
+// ex9busopt's grid is one area of wecc9 with its parameters (Settings' default Layout).
+const Layout L1{};
+constexpr PetscInt nGen = areaGens, nBus = areaBuses;
+
 // ex9busopt's model has no VR limiters: with `limiters` false no limiter guard is ever armed.
 class DispatchGrid : public Grid {
 public:
@@ -107,7 +111,7 @@ private:
 class TotalFrequencyViolation : public LocalKernelCost {
 public:
   TotalFrequencyViolation(const Grid &grid, PetscReal fu, PetscReal fl, PetscInt pow) : LocalKernelCost(grid) {
-    for (PetscInt g = 0; g < nGen; ++g) add(FrequencyViolation{fu, fl, 1.0, (PetscReal)pow}, {{gs(g, 3)}, {}, {}, {}});
+    for (PetscInt g = 0; g < nGen; ++g) add(FrequencyViolation{fu, fl, 1.0, (PetscReal)pow}, {{grid.layout().gs(g, 3)}, {}, {}, {}});
   }
   std::string name() const override { return "J"; }
 };
@@ -124,7 +128,7 @@ struct Evaluation {
 // The optimization problem as TAO sees it: one Solver re-run at each dispatch.
 struct DispatchProblem {
   Solver &solver;
-  std::vector<PetscReal> p;  // all wecc9 parameters; p[pP + g] = P_g are TAO's variables
+  std::vector<PetscReal> p;  // all wecc9 parameters; p[L1.pP(g)] = P_g are TAO's variables
   PetscReal fdStep = 1e-5;
   GradientSource source = ADJOINT;
   bool withFD = true;
@@ -144,10 +148,10 @@ struct DispatchProblem {
     std::vector<PetscReal> q = q0;
     PetscReal Jp, Jm;
     PetscFunctionBeginUser;
-    const PetscReal h = fdStep * std::max(std::fabs(q0[pP + g]), (PetscReal)1e-2);
-    q[pP + g] = q0[pP + g] + h;
+    const PetscReal h = fdStep * std::max(std::fabs(q0[L1.pP(g)]), (PetscReal)1e-2);
+    q[L1.pP(g)] = q0[L1.pP(g)] + h;
     PetscCall(evaluate(q, false, false, &Jp));
-    q[pP + g] = q0[pP + g] - h;
+    q[L1.pP(g)] = q0[L1.pP(g)] - h;
     PetscCall(evaluate(q, false, false, &Jm));
     *dJ = (Jp - Jm) / (2 * h);
     PetscFunctionReturn(0);
@@ -164,8 +168,8 @@ struct DispatchProblem {
     PetscCall(evaluate(q, true, true, &e.J));
     e.adjoint.resize(nGen), e.forward.resize(nGen);
     for (PetscInt g = 0; g < nGen; ++g) {
-      e.adjoint[g] = PetscRealPart(solver.adjointGradientP().at(0).at(pP + g));
-      e.forward[g] = PetscRealPart(solver.forwardGradientP().at(0).at(pP + g));
+      e.adjoint[g] = PetscRealPart(solver.adjointGradientP().at(0).at(L1.pP(g)));
+      e.forward[g] = PetscRealPart(solver.forwardGradientP().at(0).at(L1.pP(g)));
     }
     PetscFunctionReturn(0);
   }
@@ -182,7 +186,7 @@ static PetscErrorCode readDispatch(Vec X, std::vector<PetscReal> &p) {
   for (PetscInt i = 0; i < n; ++i) v[i] = PetscRealPart(x[i]);
   PetscCall(VecRestoreArrayRead(X, &x));
   PetscCallMPI(MPI_Bcast(v, nGen, MPIU_REAL, 0, PetscObjectComm((PetscObject)X)));
-  for (PetscInt g = 0; g < nGen; ++g) p[pP + g] = v[g];
+  for (PetscInt g = 0; g < nGen; ++g) p[L1.pP(g)] = v[g];
   PetscFunctionReturn(0);
 }
 
@@ -204,11 +208,11 @@ static PetscErrorCode objectiveAndGradient(Vec X, PetscReal *f, Vec G, DispatchP
   switch (prob->source) {
   case ADJOINT:
     PetscCall(prob->evaluate(prob->p, false, true, f));
-    for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.adjointGradientP().at(0).at(pP + k));
+    for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.adjointGradientP().at(0).at(L1.pP(k)));
     break;
   case FORWARD:
     PetscCall(prob->evaluate(prob->p, true, false, f));
-    for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.forwardGradientP().at(0).at(pP + k));
+    for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.forwardGradientP().at(0).at(L1.pP(k)));
     break;
   case FD:
     for (PetscInt k = 0; k < nGen; ++k) PetscCall(prob->centralDifference(prob->p, k, &g[k]));
@@ -233,7 +237,7 @@ static PetscErrorCode FormFunctionGradient(Tao tao, Vec X, PetscReal *f, Vec G, 
 // One block per point: "it k  P ...  J ..." then one line per P_g (parsed by tests/example_wecc9_opt.py).
 static PetscErrorCode printPoint(MPI_Comm comm, const char *label, const Evaluation &e) {
   PetscFunctionBeginUser;
-  PetscCall(PetscPrintf(comm, "%s  P = %.15f %.15f %.15f  J = %.15e\n", label, (double)e.p[pP], (double)e.p[pP + 1], (double)e.p[pP + 2],
+  PetscCall(PetscPrintf(comm, "%s  P = %.15f %.15f %.15f  J = %.15e\n", label, (double)e.p[L1.pP(0)], (double)e.p[L1.pP(1)], (double)e.p[L1.pP(2)],
                         (double)e.J));
   for (PetscInt g = 0; g < nGen; ++g) {
     const PetscReal a = e.adjoint[g], scale = std::max({std::fabs(a), std::fabs(e.forward[g]), (PetscReal)1e-300});
@@ -326,8 +330,8 @@ int main(int argc, char **argv) {
     TotalFrequencyViolation cost(grid, fu, fl, pow);
     PetscCall(cost.setUp());
     std::vector<PetscReal> p = grid.defaultParameters();
-    for (PetscInt g = 0; g < nGen; ++g) p[pP + g] = P[g];
-    p[pTon] = tOn, p[pToff] = tOff;
+    for (PetscInt g = 0; g < nGen; ++g) p[L1.pP(g)] = P[g];
+    p[L1.pTon()] = tOn, p[L1.pToff()] = tOff;
 
     Solver solver(grid);
     solver.addCost(cost);
@@ -381,7 +385,7 @@ int main(int argc, char **argv) {
       // Projected gradient: a component at a bound counts only where −g points into the box.
       PetscReal pg2 = 0;
       for (PetscInt g = 0; g < nGen; ++g) {
-        const PetscReal x = opt.p[pP + g], d = opt.adjoint[g];
+        const PetscReal x = opt.p[L1.pP(g)], d = opt.adjoint[g];
         const PetscReal c = x <= pgMin ? std::min(d, (PetscReal)0) : x >= pgMax ? std::max(d, (PetscReal)0) : d;
         pg2 += c * c;
       }
