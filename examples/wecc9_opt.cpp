@@ -47,8 +47,12 @@
 //   TAO: 4 iterations (CONVERGED_GATOL, 1.5 s) to P* = (0.679413, 1.577021, 0.655373),
 //   J* = 8.7e-21, projected gradient 6.1e-11 (start 1.5e-2). J ≥ 0 and J = 0 wherever no
 //   frequency leaves [59, 61] Hz, so every such dispatch is a global minimizer; from this start
-//   BLMVM stops on the boundary of that set. 2 ranks: same iterates (J to 6e-13; slow, MUMPS
-//   set-up dominates a 51-unknown system).
+//   BLMVM stops on the boundary of that set. With -pg_min 0.68 it stops after 6 iterations with
+//   P1 = P3 = 0.68 on the bound (their gradient points out of the box) and P2 = 1.509858; the
+//   projected gradient, |dJ/dP2| = 5.66e-10, equals TAO's residual. -gradient forward: the same
+//   iterates; -gradient fd: the line search fails near the optimum (DIVERGED_LS_FAILURE; there
+//   the differences' O(h²) error, ~1e-7, exceeds the gradient). 2 ranks: same iterates (J to
+//   6e-13; slow, MUMPS set-up dominates a 51-unknown system).
 //   -limiters 0 (ex9busopt's model): J = 2.172689212634948e-04 against ex9busopt's own
 //   2.1726892126320885e-04 (1.3e-12; 3.0e-13 at the second point), dJ/dP = (4.194396036e-3,
 //   5.140536042e-3, 1.366551078e-2) against central differences of ex9busopt's objective:

@@ -12,7 +12,8 @@ Checks:
   * TAO: converged (reason > 0), J non-increasing over the iterations and down by > 1e6 from
     the start, adjoint = forward at every iterate, FD ≤ 1e-6 at iterates whose gradient is not
     yet at round-off level, and the projected gradient at the optimum (recomputed by the example
-    from the adjoint) ≤ 1e-8;
+    from the adjoint) ≤ 1e-8; with -pg_min 0.68 two variables end on the bound and the projected
+    gradient (the free component alone) equals TAO's residual;
   * -limiters 0 (ex9busopt's model): no limiter events; with --peer, ex9busopt's own objective
     at the same P (printed to 17 digits by the LD_PRELOAD shim tests/petsc_tao_trace.c, which
     also moves its start point) equals ours ≤ 1e-9 relative at both points, and our adjoint
@@ -122,6 +123,19 @@ m = re.search(r"projected gradient norm (\S+) \(start gradient norm (\S+)\)", ou
 pg, g0 = float(m.group(1)), float(m.group(2))
 check(pg <= 1e-8, f"projected gradient at the optimum {pg:.2e} <= 1e-8 (start {g0:.2e})")
 check(all(0.5 < x < 2.0 for x in opt["P"]), f"optimum inside the bounds: P* = {opt['P']}")
+
+# active bounds: with P_g >= 0.68 BLMVM stops with P1 and P3 on the bound (their gradient
+# points out of the box, so the projected gradient is dJ/dP2 alone, and equals TAO's residual;
+# both printed with 4 digits)
+out = run(["-pg_min", "0.68", "-fd", "0"])
+m = re.search(r"TAO (converged|did NOT converge) after (\d+) iterations \((\w+)\): TAO residual (\S+)", out)
+check(m is not None and m.group(1) == "converged", f"-pg_min 0.68: TAO converged ({m.group(3) if m else out[-400:]})")
+opt = [p for p in points(out) if p["label"] == "optimum"][0]
+pg = float(re.search(r"projected gradient norm (\S+)", out).group(1))
+check(opt["P"][0] == 0.68 and opt["P"][2] == 0.68 and 0.68 < opt["P"][1] < 2.0, f"-pg_min 0.68: P1, P3 on the bound: P* = {opt['P']}")
+check(opt["adj"][0] > 0 and opt["adj"][2] > 0, f"-pg_min 0.68: their gradient points out of the box {opt['adj']}")
+check(pg <= 1e-8 and abs(pg - abs(opt["adj"][1])) <= 1e-3 * pg and abs(pg - float(m.group(4))) <= 1e-3 * pg,
+      f"-pg_min 0.68: projected gradient {pg:.3e} = |dJ/dP2| = TAO's residual {m.group(4)}, <= 1e-8")
 
 # ---- C. ex9busopt's model (no limiters), and PETSc's ex9busopt itself -------------------
 exact = {}
