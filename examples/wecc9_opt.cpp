@@ -86,7 +86,7 @@
 //   build/examples/wecc9_opt -tao_monitor -tao_converged_reason
 //   build/examples/wecc9_opt -limiters 0 -optimize 0     # ex9busopt's model at its start point
 //   build/examples/wecc9_opt -optimize 0 -hs_forward -hs_adjoint -hs_summary s.json
-//   mpiexec -n 2 build/examples/wecc9_opt -pc_factor_mat_solver_type mumps
+//   mpiexec -n 2 build/examples/wecc9_opt -fd 0                # MUMPS; same iterates
 #define HYBRIDSENS_EXAMPLE_NO_MAIN
 #include "wecc9.cpp"
 
