@@ -11,8 +11,8 @@ Checks:
     the finite differences by > 1e-5 (so the check above sees the limiter event);
   * TAO: converged (reason > 0), J non-increasing over the iterations and down by > 1e6 from
     the start, adjoint = forward at every iterate, FD ≤ 1e-6 at iterates whose gradient exceeds
-    1e-6 (nearer the optimum, where J ~ s³ in the distance s to the violation-free set, the
-    differences' O(h²) error dominates), and the projected gradient at the optimum (recomputed by the example
+    1e-6 (nearer the optimum J ≈ a s² in the distance s to the violation-free set, where
+    J = 0: once s < h the difference stencil straddles that edge), and the projected gradient at the optimum (recomputed by the example
     from the adjoint) ≤ 1e-8; with -pg_min 0.68 two variables end on the bound and the projected
     gradient (the free component alone) equals TAO's residual;
   * -limiters 0 (ex9busopt's model): no limiter events; with --peer, ex9busopt's own objective
