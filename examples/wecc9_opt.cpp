@@ -49,12 +49,13 @@
 //   frequency leaves [59, 61] Hz, so every such dispatch is a global minimizer; from this start
 //   BLMVM stops on the boundary of that set. With -pg_min 0.68 it stops after 6 iterations with
 //   P1 = P3 = 0.68 on the bound (their gradient points out of the box) and P2 = 1.509858; the
-//   projected gradient, |dJ/dP2| = 5.66e-10, equals TAO's residual. -gradient forward: the same
-//   iterates to 3e-14; -gradient fd: the line search fails near the optimum (DIVERGED_LS_FAILURE: J ≈ a s²
-//   in the distance s to the violation-free set, J = 0 beyond it, and once s < h the difference
-//   stencil straddles that edge — at iterate 3, s ≈ 2J/|∇J| ≈ 2e-6 < h = 7e-6 and the differences
-//   are 0.3–46 % off the adjoint gradient). 2 ranks: same iterates (J to
-//   6e-13; slow, MUMPS set-up dominates a 51-unknown system).
+//   projected gradient, |dJ/dP2| = 5.66e-10, equals TAO's residual. -gradient forward: the
+//   same iterates to 3e-14. -gradient fd: the line search fails near the optimum
+//   (DIVERGED_LS_FAILURE): J ≈ a s² in the distance s to the violation-free set and J = 0 beyond
+//   it, so once s < h the difference stencil straddles that edge (at iterate 3 of the default
+//   run s ≈ 2J/|∂J/∂P3| ≈ 2e-6 < h = 7e-6, and the differences are 0.3–46 % off the adjoint
+//   gradient). 2 ranks: same iterates (J to 6e-13; slow, MUMPS set-up dominates a 51-unknown
+//   system).
 //   -limiters 0 (ex9busopt's model): J = 2.172689212634948e-04 against ex9busopt's own
 //   2.1726892126320885e-04 (1.3e-12; 3.0e-13 at the second point), dJ/dP = (4.194396036e-3,
 //   5.140536042e-3, 1.366551078e-2) against central differences of ex9busopt's objective:
