@@ -67,8 +67,9 @@
 //   call (ts->Jacp = ts->Jacprhs when only an RHSJacobianP is set), so the sign alternates from
 //   call to call and the contributions cancel (μ printed from ComputeSensiP: exactly 0).
 //   Refilling it on every call (a local experiment) gives ||G|| = 0.0152858 — the value in
-//   ex9busopt's output/ex9busopt_1.out — still 0.3–0.9 % off the differences; freezing Vref at its start value moves the differences by
-//   0.1–1.6 % (the dropped ∂Vref/∂P), the rest (≈3e-5 absolute) was not isolated (λ passed
+//   ex9busopt's output/ex9busopt_1.out — still 0.3–0.9 % off the differences. Freezing Vref at
+//   its start value moves the differences by 0.1–1.6 % (the dropped ∂Vref/∂P); with Vref frozen
+//   the repaired gradient is still 3.0e-5–3.7e-5 (0.3–0.7 %) off, not isolated further (λ passed
 //   unchanged through the algebraic re-solves is a candidate).
 //
 // Options (besides all -ts_*, -tao_*, -hs_* options):
