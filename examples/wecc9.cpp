@@ -78,6 +78,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <string>
 #include <vector>
 
 using namespace hybridsens;
@@ -86,13 +88,16 @@ namespace wecc9 {
 
 constexpr PetscReal omegaS = 2 * PETSC_PI * 60;  // synchronous speed (rad/s)
 constexpr PetscInt nGen = 3, nBus = 9, genStates = 9, netStart = nGen * genStates, constStart = netStart + 2 * nBus;
-constexpr PetscInt nStates = constStart + 2 * nGen;
+// After the constant states Vref, KA: Pm_g (mechanical power setpoint), the loads' reference
+// |V0|, then (with -governors) the governor states x1, x2 of every generator.
+constexpr PetscInt baseStates = constStart + 3 * nGen + 3;
 constexpr PetscInt genBus[nGen] = {0, 1, 2};
 constexpr PetscInt loadBus[3] = {4, 5, 7};
 
 // Parameter layout.
-// pVm + b, pTh + b: magnitude and angle (rad) of bus b's voltage in the initial power flow.
-enum Param : PetscInt { pP = 0, pQ = 3, pTon = 6, pToff = 7, pKA = 8, pVm = 11, pTh = 20, nParams = 29 };
+// pVm + b, pTh + b: magnitude and angle (rad) of bus b's voltage in the initial power flow;
+// pR + g: droop of governor g (present with -governors only).
+enum Param : PetscInt { pP = 0, pQ = 3, pTon = 6, pToff = 7, pKA = 8, pVm = 11, pTh = 20, nParams = 29, pR = 29 };
 
 // Dispatch from ex9bus' load flow, and its power-flow voltages V0 (bus b: Vr, Vi).
 const PetscReal P0[nGen] = {0.716786142395021, 1.630000000000000, 0.850000000000000};
@@ -142,9 +147,13 @@ inline PetscInt vr(PetscInt b) { return netStart + 2 * b; }              // also
 inline PetscInt vi(PetscInt b) { return netStart + 2 * b + 1; }          // also its "real current" row
 inline PetscInt vref(PetscInt g) { return constStart + 2 * g; }
 inline PetscInt ka(PetscInt g) { return constStart + 2 * g + 1; }
-// Discrete state: d[0] fault on (0/1); d[1+g] limiter of exciter g: 0 free, +1 at VRmax, −1 at VRmin.
-inline PetscInt limiterFlag(PetscInt g) { return 1 + g; }
-// Guards of exciter g: 4g hit max, 4g+1 hit min, 4g+2 leave max, 4g+3 leave min.
+inline PetscInt pm(PetscInt g) { return constStart + 2 * nGen + g; }
+inline PetscInt loadRef(PetscInt l) { return constStart + 3 * nGen + l; }
+inline PetscInt gov(PetscInt g, PetscInt k) { return baseStates + 2 * g + k; }  // k: 0 valve x1, 1 turbine x2
+// Limiters: ℓ = g the exciter VR of generator g, ℓ = nGen + g its governor valve (-governors).
+// Discrete state: d[0] fault on (0/1); d[1+ℓ] limiter ℓ: 0 free, +1 at max, −1 at min.
+inline PetscInt limiterFlag(PetscInt l) { return 1 + l; }
+// Guards of limiter ℓ: 4ℓ hit max, 4ℓ+1 hit min, 4ℓ+2 leave max, 4ℓ+3 leave min.
 enum GuardKind : PetscInt { HitMax = 0, HitMin = 1, LeaveMax = 2, LeaveMin = 3 };
 // Time events (applied in this order at one instant).
 enum TimeEvent : PetscInt { FaultOn = 0, FaultOff = 1, LimiterCheckOn = 2, LimiterCheckOff = 3 };
@@ -177,17 +186,129 @@ template <class S> SteadyState<S> steadyState(const GenData &c, const S &P, cons
   return s;
 }
 
+// ---- AC power flow (initialization mode power_flow) -----------------------------------------
+// Bus 1 is the slack (|V1|, θ1 given), buses 2 and 3 are PV (P, |V| given), the others PQ with
+// the loads' (P, Q) drawn at their power-flow voltage. Unknowns x = (θ2..θ9, |V4|..|V9|);
+// mismatch F = (P_i(V) − P_i^spec, i = 2..9; Q_i(V) − Q_i^spec, i = 4..9) with the injections
+// S_i = V_i conj(Σ_j Y_ij V_j) from the same Ybus data as the network kernels.
+// spec = (|V1|, θ1, P2, P3, |V2|, |V3|).
+constexpr int pfUnknowns = 14, pfSpecs = 6;
+template <class T> struct BusVoltages {
+  T Vm[nBus], th[nBus];
+};
+template <class T> BusVoltages<T> pfVoltages(const T *x, const T *spec) {
+  BusVoltages<T> v;
+  v.Vm[0] = spec[0], v.th[0] = spec[1], v.Vm[1] = spec[4], v.Vm[2] = spec[5];
+  for (PetscInt b = 1; b < nBus; ++b) v.th[b] = x[b - 1];
+  for (PetscInt b = 3; b < nBus; ++b) v.Vm[b] = x[8 + b - 3];
+  return v;
+}
+// Complex power injected at every bus.
+template <class T> void pfInjections(const BusVoltages<T> &v, T *P, T *Q) {
+  using std::cos;
+  using std::sin;
+  T Vr[nBus], Vi[nBus], Ir[nBus], Ii[nBus];
+  for (PetscInt b = 0; b < nBus; ++b) Vr[b] = v.Vm[b] * cos(v.th[b]), Vi[b] = v.Vm[b] * sin(v.th[b]), Ir[b] = 0.0, Ii[b] = 0.0;
+  for (const YEntry &y : Ybus) Ir[y.i] += y.G * Vr[y.j] - y.B * Vi[y.j], Ii[y.i] += y.G * Vi[y.j] + y.B * Vr[y.j];
+  for (PetscInt b = 0; b < nBus; ++b) P[b] = Vr[b] * Ir[b] + Vi[b] * Ii[b], Q[b] = Vi[b] * Ir[b] - Vr[b] * Ii[b];
+}
+template <class T> void pfMismatch(const T *x, const T *spec, T *F) {
+  T P[nBus], Q[nBus];
+  pfInjections<T>(pfVoltages<T>(x, spec), P, Q);
+  PetscReal Pd[nBus] = {0}, Qd[nBus] = {0};
+  for (PetscInt l = 0; l < 3; ++l) Pd[loadBus[l]] = loadP[l], Qd[loadBus[l]] = loadQ[l];
+  F[0] = P[1] - spec[2], F[1] = P[2] - spec[3];
+  for (PetscInt b = 3; b < nBus; ++b) F[b - 1] = P[b] + Pd[b], F[8 + b - 3] = Q[b] + Qd[b];
+}
+// One Newton step x ← x − F_x⁻¹ F in the scalar type T (partial pivoting on the values); F_x by
+// forward AD over T. Returns ‖F(x)‖∞ before the step.
+template <class T> PetscReal pfNewtonStep(T *x, const T *spec) {
+  using J = Sacado::Fad::SFad<T, pfUnknowns>;
+  constexpr int n = pfUnknowns;
+  J xf[n], sf[pfSpecs], F[n];
+  for (int i = 0; i < n; ++i) xf[i] = J(n, i, x[i]);
+  for (int k = 0; k < pfSpecs; ++k) sf[k] = J(spec[k]);
+  pfMismatch<J>(xf, sf, F);
+  T A[n][n], b[n];
+  PetscReal norm = 0;
+  for (int i = 0; i < n; ++i) {
+    b[i] = F[i].val();
+    norm = std::max(norm, (PetscReal)std::fabs(Sacado::ScalarValue<T>::eval(b[i])));
+    for (int j = 0; j < n; ++j) A[i][j] = F[i].dx(j);
+  }
+  for (int k = 0; k < n; ++k) {  // LU with partial pivoting; forward elimination on b alongside
+    int piv = k;
+    for (int i = k + 1; i < n; ++i)
+      if (std::fabs(Sacado::ScalarValue<T>::eval(A[i][k])) > std::fabs(Sacado::ScalarValue<T>::eval(A[piv][k]))) piv = i;
+    if (piv != k) {
+      for (int j = 0; j < n; ++j) std::swap(A[k][j], A[piv][j]);
+      std::swap(b[k], b[piv]);
+    }
+    for (int i = k + 1; i < n; ++i) {
+      const T l = A[i][k] / A[k][k];
+      for (int j = k + 1; j < n; ++j) A[i][j] -= l * A[k][j];
+      b[i] -= l * b[k];
+    }
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    for (int j = i + 1; j < n; ++j) b[i] -= A[i][j] * b[j];
+    b[i] /= A[i][i];
+    x[i] -= b[i];
+  }
+  return norm;
+}
+
+// The power flow for spec, with the generators' (P, Q). Newton in double from ex9bus' V0 to
+// round-off; then two Newton steps in S from that solution x*: the first one,
+// x* − F_x⁻¹ F(x*, spec), carries exactly the implicit derivative dx/dspec = −F_x⁻¹ F_spec (F(x*)
+// = 0 to round-off), the second one makes second derivatives exact too (the Newton map has zero
+// derivative in x at the solution, so each step squares the error of the Taylor coefficients).
+template <class S> struct PowerFlow {
+  BusVoltages<S> v;
+  S P[nGen], Q[nGen];
+  bool converged = false;
+  PetscReal mismatch = 0;  // ‖F‖∞ at the double solution
+};
+template <class S> PowerFlow<S> solvePowerFlow(const S *spec) {
+  PowerFlow<S> pf;
+  PetscReal xd[pfUnknowns], sd[pfSpecs];
+  for (int k = 0; k < pfSpecs; ++k) sd[k] = Sacado::ScalarValue<S>::eval(spec[k]);
+  for (PetscInt b = 1; b < nBus; ++b) xd[b - 1] = std::atan2(V0[2 * b + 1], V0[2 * b]);
+  for (PetscInt b = 3; b < nBus; ++b) xd[8 + b - 3] = std::hypot(V0[2 * b], V0[2 * b + 1]);
+  PetscReal norm = 0;
+  for (int it = 0; it < 30; ++it) {  // stop one step after the mismatch reached round-off
+    const bool small = (norm = pfNewtonStep<PetscReal>(xd, sd)) < 1e-12;
+    if (small && it > 0) {
+      pf.converged = true;
+      break;
+    }
+  }
+  S x[pfUnknowns];
+  for (int i = 0; i < pfUnknowns; ++i) x[i] = xd[i];
+  pf.mismatch = norm;
+  if (!pf.converged) return pf;
+  pfNewtonStep<S>(x, spec);
+  pfNewtonStep<S>(x, spec);
+  pf.v = pfVoltages<S>(x, spec);
+  S P[nBus], Q[nBus];
+  pfInjections<S>(pf.v, P, Q);
+  for (PetscInt g = 0; g < nGen; ++g) pf.P[g] = P[genBus[g]], pf.Q[g] = Q[genBus[g]];
+  return pf;
+}
+
 // ---- kernels -------------------------------------------------------------------------------
-// Machine g: reads (E'q, E'd, δ, ω, Id, Iq, Efd, Vr, Vi), writes (E'q, E'd, δ, ω, Id, Iq rows and
-// the two current-balance rows of its bus), params (P_g, Q_g, |V|, θ of its bus at t = 0).
+// Machine g: reads (E'q, E'd, δ, ω, Id, Iq, Efd, Vr, Vi, Pm), writes (E'q, E'd, δ, ω, Id, Iq rows
+// and the two current-balance rows of its bus). TM = Pm (a constant state) unless a governor
+// supplies the mechanical power (governed: the Governor kernel adds TM/M to ω's row).
 struct Machine {
-  static constexpr int numReads = 9, numWrites = 8, numParams = 4;
+  static constexpr int numReads = 10, numWrites = 8, numParams = 0;
   GenData c;
-  template <class S> void residual(S, const S *u, const S *p, const DiscreteState &, S *f) const {
+  bool governed;
+  template <class S> void residual(S, const S *u, const S *, const DiscreteState &, S *f) const {
     using std::cos;
     using std::sin;
     const S &Eqp = u[0], &Edp = u[1], &delta = u[2], &w = u[3], &Id = u[4], &Iq = u[5], &Efd = u[6], &Vr = u[7], &Vi = u[8];
-    const S &TM = p[0];
+    const S TM = governed ? S(0.0) : u[9];
     f[0] = (-Eqp - (c.Xd - c.Xdp) * Id + Efd) / c.Td0p;
     f[1] = (-Edp + (c.Xq - c.Xqp) * Iq) / c.Tq0p;
     f[2] = w - omegaS;
@@ -200,9 +321,25 @@ struct Machine {
     f[6] = -IGi;  // injection leaves the balance Y V − I_gen + I_load = 0
     f[7] = -IGr;
   }
-  template <class S> void initialState(const S *p, S *u0) const {
-    const auto s = steadyState<S>(c, p[0], p[1], p[2], p[3]);
-    u0[0] = s.Eqp, u0[1] = s.Edp, u0[2] = s.delta, u0[3] = omegaS, u0[4] = s.Id, u0[5] = s.Iq;  // Id, Iq: Newton guess
+};
+
+// Non-windup limiter on a state x ∈ [lo, hi] with free rate r (the exciters' VR, the governors'
+// valve): x' = r while free (flag 0), x' = 0 while held at a limit (flag ±1; the hit is located
+// as a state event, so x sits on the limit exactly). Guards: hit max x − hi (rising) and hit min
+// x − lo (falling) while free; leave max when r falls through 0 while at max, leave min when r
+// rises through 0 while at min.
+struct NonWindupLimiter {
+  PetscReal lo, hi;
+  PetscInt flag;  // index of the limiter's flag in d
+  template <class S> void rate(const DiscreteState &d, const S &r, S &f) const {
+    if (d[flag] == 0) f = r;
+  }
+  template <class S> S guard(PetscInt k, const S &x, const S &r) const {
+    switch (k) {
+    case HitMax: return x - hi;
+    case HitMin: return x - lo;
+    default: return r;
+    }
   }
 };
 
@@ -211,40 +348,107 @@ template <class S> S freeVRRate(const GenData &c, const S &Efd, const S &RF, con
   return (-VR + KA * RF - KA * c.KF * Efd / c.TF + KA * (Vref - Vm)) / c.TA;
 }
 
-// Exciter g: reads (Efd, RF, VR, Vr, Vi, Vref, KA), writes (Efd, RF, VR, Vref, KA), params
-// (P_g, Q_g, KA_g, |V|, θ of its bus at t = 0) for the initial state, guards 4g..4g+3.
+// Exciter g: reads (Efd, RF, VR, Vr, Vi, Vref, KA), writes (Efd, RF, VR, Vref, KA), guards
+// 4g..4g+3 (its limiter's).
 struct Exciter {
-  static constexpr int numReads = 7, numWrites = 5, numParams = 5;
+  static constexpr int numReads = 7, numWrites = 5, numParams = 0;
   GenData c;
-  PetscInt g;
+  NonWindupLimiter lim;
   template <class S> void residual(S, const S *u, const S *, const DiscreteState &d, S *f) const {
     using std::exp;
     using std::sqrt;
     const S &Efd = u[0], &RF = u[1], &VR = u[2], &Vr = u[3], &Vi = u[4], &Vref = u[5], &KA = u[6];
     f[0] = (-c.KE * Efd - c.k1 * exp(c.k2 * Efd) + VR) / c.TE;
     f[1] = (-RF + c.KF * Efd / c.TF) / c.TF;
-    if (d[limiterFlag(g)] == 0) f[2] = freeVRRate<S>(c, Efd, RF, VR, sqrt(Vr * Vr + Vi * Vi), Vref, KA);
+    lim.rate(d, freeVRRate<S>(c, Efd, RF, VR, sqrt(Vr * Vr + Vi * Vi), Vref, KA), f[2]);
     // rows Vref, KA: constant states (f = 0); VR at a limit: VR' = 0.
   }
   template <class S> S guard(PetscInt k, S, const S *u, const S *, const DiscreteState &) const {
     using std::sqrt;
-    switch (k) {
-    case HitMax: return u[2] - c.VRmax;
-    case HitMin: return u[2] - c.VRmin;
-    default: return freeVRRate<S>(c, u[0], u[1], u[2], sqrt(u[3] * u[3] + u[4] * u[4]), u[5], u[6]);
-    }
+    return lim.guard<S>(k, u[2], freeVRRate<S>(c, u[0], u[1], u[2], sqrt(u[3] * u[3] + u[4] * u[4]), u[5], u[6]));
   }
+};
+
+// TGOV1 steam-turbine governor of one generator (PSS/E TGOV1; data on the machine base, k =
+// rating / 100 MVA converts to the system base of P and TM):
+//   T1 x1' = Pref − k Δω/R − x1, valve x1 ∈ k [Vmin, Vmax] (non-windup limiter),
+//   T3 x2' = x1 − x2,   TM = x2 + (T2/T3)(x1 − x2) − k Dt Δω,   Δω = (ω − ω_s)/ω_s,
+// with Pref = Pm (the dispatch, a constant state), so the governor is at rest at t = 0.
+// Reads (x1, x2, ω, Pm), writes (x1, x2 rows; ω's row: + TM/M), param R_g, its limiter's guards.
+struct TGOV1Data {
+  PetscReal T1, T2, T3, Dt, Vmin, Vmax;
+};
+struct Governor {
+  static constexpr int numReads = 4, numWrites = 3, numParams = 1;
+  TGOV1Data c;
+  PetscReal k, M;
+  NonWindupLimiter lim;  // in system-base units: k Vmin, k Vmax
+  template <class S> S freeValveRate(const S *u, const S &R) const { return (u[3] - k * (u[2] - omegaS) / (omegaS * R) - u[0]) / c.T1; }
+  template <class S> void residual(S, const S *u, const S *p, const DiscreteState &d, S *f) const {
+    lim.rate(d, freeValveRate<S>(u, p[0]), f[0]);
+    f[1] = (u[0] - u[1]) / c.T3;
+    f[2] = (u[1] + c.T2 / c.T3 * (u[0] - u[1]) - k * c.Dt * (u[2] - omegaS) / omegaS) / M;
+  }
+  template <class S> S guard(PetscInt kind, S, const S *u, const S *p, const DiscreteState &) const {
+    return lim.guard<S>(kind, u[0], freeValveRate<S>(u, p[0]));
+  }
+};
+
+// ---- initial state -------------------------------------------------------------------------
+// The generator rows at rest for dispatch (P, Q) at terminal voltage (|V|, θ): machine (E'q,
+// E'd, δ, ω, Id, Iq), exciter (Efd, RF, VR, Vref = |V| + VR/KA, KA), Pm = P and, with a
+// governor, x1 = x2 = P. Id, Iq (algebraic) are the engine's Newton guess.
+constexpr int genStartRows = 12, govStartRows = 2;
+template <class S> void generatorStart(const GenData &c, const S &P, const S &Q, const S &Vm, const S &th, const S &KA, bool governed, S *u0) {
+  const auto s = steadyState<S>(c, P, Q, Vm, th);
+  u0[0] = s.Eqp, u0[1] = s.Edp, u0[2] = s.delta, u0[3] = omegaS, u0[4] = s.Id, u0[5] = s.Iq;
+  u0[6] = s.Efd, u0[7] = s.RF, u0[8] = s.VR, u0[9] = s.Vm + s.VR / KA, u0[10] = KA, u0[11] = P;
+  if (governed) u0[12] = P, u0[13] = P;
+}
+
+// -wecc9_init closed_form: generator g from its own parameters (P_g, Q_g, Vm_b, θ_b, KA_g).
+struct ClosedFormStart {
+  static constexpr int numReads = 0, numWrites = Dynamic, numParams = 5;
+  GenData c;
+  bool governed;
+  template <class S> void initialState(const S *p, S *u0) const { generatorStart<S>(c, p[0], p[1], p[2], p[3], p[4], governed, u0); }
+};
+// A constant state that starts at a parameter (closed_form: a load's reference |V0|).
+struct ParameterStart {
+  static constexpr int numReads = 0, numWrites = 1, numParams = 1;
+  template <class S> void initialState(const S *p, S *u0) const { u0[0] = p[0]; }
+};
+// -wecc9_init power_flow: the power flow of the area for params (Vm1, θ1, P2, P3, Vm2, Vm3, KA1,
+// KA2, KA3), then every generator at rest on it and the loads' reference |V|; writes the
+// generator rows (generatorStart order) of generators 1..3, the 3 load references, and (Vr, Vi)
+// of the 9 buses (so u0 is consistent on the algebraic rows as well).
+struct PowerFlowStart {
+  static constexpr int numReads = 0, numWrites = Dynamic, numParams = pfSpecs + nGen;
+  bool governed;
   template <class S> void initialState(const S *p, S *u0) const {
-    const auto s = steadyState<S>(c, p[0], p[1], p[3], p[4]);
-    u0[0] = s.Efd, u0[1] = s.RF, u0[2] = s.VR;
-    u0[3] = s.Vm + s.VR / p[2];  // Vref: the regulator is at rest at t = 0
-    u0[4] = p[2];
+    const PowerFlow<S> pf = solvePowerFlow<S>(p);
+    const int rows = genStartRows + (governed ? govStartRows : 0);
+    if (!pf.converged) {  // main() refuses such a p before the solve; never a silent number here
+      for (int w = 0; w < nGen * rows + 3 + 2 * nBus; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
+      return;
+    }
+    for (PetscInt g = 0; g < nGen; ++g) {
+      const PetscInt b = genBus[g];
+      generatorStart<S>(gen[g], pf.P[g], pf.Q[g], pf.v.Vm[b], pf.v.th[b], p[pfSpecs + g], governed, u0 + g * rows);
+    }
+    for (PetscInt l = 0; l < 3; ++l) u0[nGen * rows + l] = pf.v.Vm[loadBus[l]];
+    using std::cos;
+    using std::sin;
+    for (PetscInt b = 0; b < nBus; ++b) {
+      u0[nGen * rows + 3 + 2 * b] = pf.v.Vm[b] * cos(pf.v.th[b]);
+      u0[nGen * rows + 3 + 2 * b + 1] = pf.v.Vm[b] * sin(pf.v.th[b]);
+    }
   }
 };
 
 // One admittance entry Y_ij: reads (Vr_j, Vi_j), writes the current-balance rows of bus i
-// (imaginary part B Vr + G Vi first, then the real part G Vr − B Vi, as in ex9bus). The
-// diagonal entries also carry the power-flow voltage of bus i as the Newton guess at t = 0.
+// (imaginary part B Vr + G Vi first, then the real part G Vr − B Vi, as in ex9bus). With the
+// closed-form start the diagonal entries also carry ex9bus' V0 of bus i as the Newton guess.
 struct Admittance {
   static constexpr int numReads = 2, numWrites = 2, numParams = 0;
   PetscReal G, B, guessVr, guessVi;
@@ -259,12 +463,13 @@ struct Admittance {
 };
 
 // Constant-impedance load: I = (P − jQ)* / V* with P, Q ∝ |V|², i.e. a fixed admittance
-// scaled by the power-flow voltage |V0| of its bus (param).
+// scaled by the power-flow voltage |V0| of its bus (a constant state: its value comes from the
+// parameter Vm_b or from the power flow, depending on the initialization).
 struct Load {
-  static constexpr int numReads = 2, numWrites = 2, numParams = 1;
+  static constexpr int numReads = 3, numWrites = 2, numParams = 0;
   PetscReal P0, Q0;
-  template <class S> void residual(S, const S *u, const S *p, const DiscreteState &, S *f) const {
-    const S &Vr = u[0], &Vi = u[1], &Vm0 = p[0];
+  template <class S> void residual(S, const S *u, const S *, const DiscreteState &, S *f) const {
+    const S &Vr = u[0], &Vi = u[1], &Vm0 = u[2];
     const S Vm2 = Vr * Vr + Vi * Vi;
     const S P = P0 * Vm2 / (Vm0 * Vm0), Q = Q0 * Vm2 / (Vm0 * Vm0);
     f[0] = (-Q * Vr + P * Vi) / Vm2;  // imaginary part of the load current
@@ -298,45 +503,75 @@ struct FrequencyViolation {
   }
 };
 
+enum class Init { PowerFlow, ClosedForm };
+
 struct Settings {
   PetscInt faultBus = 8;  // 0-based (bus 9)
   PetscReal rfault = 1e-4;
   PetscReal fmax = 60.5, fmin = 59.5, sigma = 1.0, eta = 2.0;
+  Init init = Init::PowerFlow;
+  bool governors = false;
+  // TGOV1 typical data (IEC 61970 CIM GovSteam0 = PSS/E TGOV1: R 0.05, T1 0.5, T2 3, T3 10,
+  // Vmax 1, Vmin 0, Dt 0, per unit of the machine rating); R is a parameter (R1..R3).
+  TGOV1Data tgov{0.5, 3.0, 10.0, 0.0, 0.0, 1.0};
+  PetscReal R = 0.05;
 };
+
+// Machine ratings (MVA) of the WECC 9-bus system (Anderson & Fouad, Power System Control and
+// Stability, Table 2.1): the governors' machine base.
+const PetscReal ratingMVA[nGen] = {247.5, 192.0, 128.0};
 
 class Grid : public LocalKernelModel {
 public:
   explicit Grid(const Settings &s) : s_(s) {}
+  PetscInt numStates() const { return baseStates + (s_.governors ? 2 * nGen : 0); }
+  PetscInt numLimiters() const { return s_.governors ? 2 * nGen : nGen; }
+  PetscInt numParameters() const { return nParams + (s_.governors ? nGen : 0); }
   // Collective.
   PetscErrorCode build() {
     PetscFunctionBeginUser;
     PetscCheck(s_.faultBus >= 0 && s_.faultBus < nBus, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -fault_bus must be 1..9");
     PetscCheck(s_.rfault > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -rfault must be positive");
-    PetscCall(setSizes(nStates));
+    PetscCall(setSizes(numStates()));
     std::vector<PetscInt> alg;
     for (PetscInt g = 0; g < nGen; ++g) alg.push_back(gs(g, 4)), alg.push_back(gs(g, 5));
     for (PetscInt b = 0; b < nBus; ++b) alg.push_back(vr(b)), alg.push_back(vi(b));
     setAlgebraic(alg);
     for (PetscInt g = 0; g < nGen; ++g) {
       const PetscInt b = genBus[g];
-      add(Machine{gen[g]},
-          {{gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), gs(g, 6), vr(b), vi(b)},
+      add(Machine{gen[g], s_.governors},
+          {{gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), gs(g, 6), vr(b), vi(b), pm(g)},
            {gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), vr(b), vi(b)},
-           {pP + g, pQ + g, pVm + b, pTh + b},
+           {},
            {}});
-      add(Exciter{gen[g], g},
-          {{gs(g, 6), gs(g, 7), gs(g, 8), vr(b), vi(b), vref(g), ka(g)},
-           {gs(g, 6), gs(g, 7), gs(g, 8), vref(g), ka(g)},
-           {pP + g, pQ + g, pKA + g, pVm + b, pTh + b},
-           {4 * g + HitMax, 4 * g + HitMin, 4 * g + LeaveMax, 4 * g + LeaveMin}});
+      add(Exciter{gen[g], {gen[g].VRmin, gen[g].VRmax, limiterFlag(g)}},
+          {{gs(g, 6), gs(g, 7), gs(g, 8), vr(b), vi(b), vref(g), ka(g)}, {gs(g, 6), gs(g, 7), gs(g, 8), vref(g), ka(g)}, {}, guardsOf(g)});
+      if (s_.governors) {
+        const PetscReal k = ratingMVA[g] / 100.0;
+        add(Governor{s_.tgov, k, gen[g].M(), {k * s_.tgov.Vmin, k * s_.tgov.Vmax, limiterFlag(nGen + g)}},
+            {{gov(g, 0), gov(g, 1), gs(g, 3), pm(g)}, {gov(g, 0), gov(g, 1), gs(g, 3)}, {pR + g}, guardsOf(nGen + g)});
+      }
+      if (s_.init == Init::ClosedForm)
+        add(ClosedFormStart{gen[g], s_.governors}, {{}, generatorStartRows(g), {pP + g, pQ + g, pVm + b, pTh + b, pKA + g}, {}});
     }
+    if (s_.init == Init::PowerFlow) {
+      std::vector<PetscInt> rows;
+      for (PetscInt g = 0; g < nGen; ++g) {
+        const auto r = generatorStartRows(g);
+        rows.insert(rows.end(), r.begin(), r.end());
+      }
+      for (PetscInt l = 0; l < 3; ++l) rows.push_back(loadRef(l));
+      for (PetscInt b = 0; b < nBus; ++b) rows.push_back(vr(b)), rows.push_back(vi(b));
+      add(PowerFlowStart{s_.governors}, {{}, rows, {pVm + 0, pTh + 0, pP + 1, pP + 2, pVm + 1, pVm + 2, pKA + 0, pKA + 1, pKA + 2}, {}});
+    } else
+      for (PetscInt l = 0; l < 3; ++l) add(ParameterStart{}, {{}, {loadRef(l)}, {pVm + loadBus[l]}, {}});
     for (const YEntry &y : Ybus) {
-      const bool diag = y.i == y.j;
+      const bool diag = y.i == y.j && s_.init == Init::ClosedForm;  // power_flow: the start kernel writes V
       add(Admittance{y.G, y.B, diag ? V0[2 * y.i] : 0.0, diag ? V0[2 * y.i + 1] : 0.0}, {{vr(y.j), vi(y.j)}, {vr(y.i), vi(y.i)}, {}, {}});
     }
     for (PetscInt l = 0; l < 3; ++l) {
       const PetscInt b = loadBus[l];
-      add(Load{loadP[l], loadQ[l]}, {{vr(b), vi(b)}, {vr(b), vi(b)}, {pVm + b}, {}});
+      add(Load{loadP[l], loadQ[l]}, {{vr(b), vi(b), loadRef(l)}, {vr(b), vi(b)}, {}, {}});
     }
     add(FaultShunt{1.0 / s_.rfault}, {{vr(s_.faultBus), vi(s_.faultBus)}, {vr(s_.faultBus), vi(s_.faultBus)}, {}, {}});
     addTimeEvent("fault_on", [](const TimeScalar *p) -> TimeScalar { return p[pTon]; });
@@ -347,28 +582,44 @@ public:
     PetscFunctionReturn(0);
   }
 
-  DiscreteState initialDiscreteState() const override { return {0, 0, 0, 0}; }
+  // The power flow at p (power_flow initialization), in double: main() refuses a p for which it
+  // does not converge, before the solve (the start kernel can only return NaN then).
+  PowerFlow<PetscReal> powerFlow(const std::vector<PetscReal> &p) const {
+    const PetscReal spec[pfSpecs] = {p[pVm], p[pTh], p[pP + 1], p[pP + 2], p[pVm + 1], p[pVm + 2]};
+    return solvePowerFlow<PetscReal>(spec);
+  }
+
+  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters(), 0); }
   std::vector<PetscReal> defaultParameters() const override {
     std::vector<PetscReal> p = {P0[0], P0[1], P0[2], Q0[0], Q0[1], Q0[2], 1.0, 1.2, 20.0, 20.0, 20.0};
     for (PetscInt b = 0; b < nBus; ++b) p.push_back(std::hypot(V0[2 * b], V0[2 * b + 1]));
     for (PetscInt b = 0; b < nBus; ++b) p.push_back(std::atan2(V0[2 * b + 1], V0[2 * b]));
+    if (s_.governors)
+      for (PetscInt g = 0; g < nGen; ++g) p.push_back(s_.R);
     return p;
   }
   std::vector<std::string> parameterNames() const override {
     std::vector<std::string> n = {"P1", "P2", "P3", "Q1", "Q2", "Q3", "t_on", "t_off", "KA1", "KA2", "KA3"};
     for (PetscInt b = 0; b < nBus; ++b) n.push_back("Vm" + std::to_string(b + 1));
     for (PetscInt b = 0; b < nBus; ++b) n.push_back("th" + std::to_string(b + 1));
+    if (s_.governors)
+      for (PetscInt g = 0; g < nGen; ++g) n.push_back("R" + std::to_string(g + 1));
     return n;
   }
 
-  PetscInt numGuards() const override { return 4 * nGen; }
+  // Limiter ℓ's name: VRg (exciter) or Pvg (governor valve of generator g).
+  std::string limiterName(PetscInt l) const { return (l < nGen ? "VR" : "Pv") + std::to_string(l % nGen + 1); }
+  // The state a limiter holds.
+  PetscInt limitedState(PetscInt l) const { return l < nGen ? gs(l, 8) : gov(l - nGen, 0); }
+
+  PetscInt numGuards() const override { return 4 * numLimiters(); }
   GuardInfo guardInfo(PetscInt j) const override {
-    const std::string g = std::to_string(j / 4 + 1);
+    const std::string n = limiterName(j / 4);
     switch (j % 4) {
-    case HitMax: return {"VR" + g + "_hits_max", Direction::Rising};
-    case HitMin: return {"VR" + g + "_hits_min", Direction::Falling};
-    case LeaveMax: return {"VR" + g + "_leaves_max", Direction::Falling};
-    default: return {"VR" + g + "_leaves_min", Direction::Rising};
+    case HitMax: return {n + "_hits_max", Direction::Rising};
+    case HitMin: return {n + "_hits_min", Direction::Falling};
+    case LeaveMax: return {n + "_leaves_max", Direction::Falling};
+    default: return {n + "_leaves_min", Direction::Rising};
     }
   }
   bool guardActive(PetscInt j, const DiscreteState &d) const override {
@@ -385,20 +636,21 @@ public:
   PetscErrorCode transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const override {
     PetscFunctionBeginUser;
     if (id.kind == EventId::Guard) {
-      const PetscInt g = id.index / 4;
       const PetscInt k = id.index % 4;
-      d[limiterFlag(g)] = k == HitMax ? 1 : k == HitMin ? -1 : 0;
+      d[limiterFlag(id.index / 4)] = k == HitMax ? 1 : k == HitMin ? -1 : 0;
       PetscFunctionReturn(0);
     }
     switch (id.index) {
     case FaultOn: d[0] = 1; break;
     case FaultOff: d[0] = 0; break;
     default: {
-      // u is the state after the fault switched and the network was re-solved. A limiter whose
-      // free VR' now points back into the band is released (no crossing would ever report it).
-      // The leave-guards depend on the state only (Vref, KA are states), so p is not needed.
+      // u is the state after the fault switched and the network was re-solved. An exciter
+      // limiter whose free VR' now points back into the band is released (no crossing would ever
+      // report it). The leave-guards depend on the state only (Vref, KA are states), so p is not
+      // needed. The governor valves' free rates read differential states only (ω, x1, Pm), which
+      // do not jump at the fault: nothing to check for them.
       std::vector<PetscScalar> local(numGuards(), 0.0), all(numGuards(), 0.0);
-      const std::vector<PetscReal> unused(nParams, 0.0);
+      const std::vector<PetscReal> unused(numParameters(), 1.0);
       PetscCall(guards(t, u, ModeContext{unused, d}, local.data()));
       PetscCallMPI(MPI_Allreduce(local.data(), all.data(), (int)numGuards(), MPIU_SCALAR, MPIU_SUM, comm()));
       for (PetscInt g = 0; g < nGen; ++g) {
@@ -412,6 +664,16 @@ public:
   }
 
 private:
+  static std::vector<PetscInt> guardsOf(PetscInt l) { return {4 * l + HitMax, 4 * l + HitMin, 4 * l + LeaveMax, 4 * l + LeaveMin}; }
+  // Rows written by generatorStart for generator g.
+  std::vector<PetscInt> generatorStartRows(PetscInt g) const {
+    std::vector<PetscInt> r;
+    for (PetscInt k = 0; k < genStates; ++k) r.push_back(gs(g, k));
+    r.push_back(vref(g)), r.push_back(ka(g)), r.push_back(pm(g));
+    if (s_.governors) r.push_back(gov(g, 0)), r.push_back(gov(g, 1));
+    return r;
+  }
+
   Settings s_;
 };
 
@@ -494,6 +756,64 @@ static PetscErrorCode printGradientTable(const char *title, const std::vector<st
   PetscFunctionReturn(0);
 }
 
+// -wecc9_check_start: the initial state as the engine receives it. Prints ‖f(u0)‖∞ (all rows:
+// at rest and a consistent network means an equilibrium) and compares ∂u0/∂p from the model's
+// callback with central differences of the re-computed u0 (h = 1e-6 max(|p_j|, 1)), per
+// parameter and overall (max error relative to max |∂u0/∂p|).
+static PetscErrorCode checkInitialState(const Grid &grid, const std::vector<PetscReal> &p) {
+  const PetscInt np = (PetscInt)p.size();
+  const auto names = grid.parameterNames();
+  const DiscreteState d0 = grid.initialDiscreteState();
+  Vec u0, f, up, um;
+  Mat J;
+  PetscInt nloc, N;
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(grid.templateVec(), &u0));
+  PetscCall(VecDuplicate(u0, &f));
+  PetscCall(VecDuplicate(u0, &up));
+  PetscCall(VecDuplicate(u0, &um));
+  PetscCall(grid.initialState(ModeContext{p, d0}, u0));
+  PetscCall(grid.rhs(0.0, u0, ModeContext{p, d0}, f));
+  PetscReal fnorm;
+  PetscCall(VecNorm(f, NORM_INFINITY, &fnorm));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "start: |f(u0)|_inf = %.3e\n", (double)fnorm));
+  PetscCall(VecGetLocalSize(u0, &nloc));
+  PetscCall(VecGetSize(u0, &N));
+  PetscCall(MatCreateDense(grid.comm(), nloc, PETSC_DECIDE, N, np, nullptr, &J));
+  PetscCall(MatZeroEntries(J));
+  PetscCall(grid.initialStateJacobianP(ModeContext{p, d0}, J));
+  PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
+  PetscReal Jmax;
+  PetscCall(MatNorm(J, NORM_MAX, &Jmax));
+  PetscReal worst = 0;
+  for (PetscInt j = 0; j < np; ++j) {
+    const PetscReal h = 1e-6 * std::max(std::fabs(p[j]), (PetscReal)1.0);
+    std::vector<PetscReal> pp(p), pm(p);
+    pp[j] += h, pm[j] -= h;
+    PetscCall(grid.initialState(ModeContext{pp, d0}, up));
+    PetscCall(grid.initialState(ModeContext{pm, d0}, um));
+    PetscCall(VecAXPY(up, -1.0, um));
+    PetscCall(VecScale(up, 1.0 / (2 * h)));  // central difference
+    Vec col;
+    PetscReal colNorm, err;
+    PetscCall(MatDenseGetColumnVecRead(J, j, &col));
+    PetscCall(VecNorm(col, NORM_INFINITY, &colNorm));
+    PetscCall(VecAXPY(up, -1.0, col));
+    PetscCall(MatDenseRestoreColumnVecRead(J, j, &col));
+    PetscCall(VecNorm(up, NORM_INFINITY, &err));
+    worst = std::max(worst, err);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "start: du0/d%-5s |column|_inf = %.6e  |column - FD|_inf = %.3e\n", names[j].c_str(), (double)colNorm, (double)err));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "start: du0/dp vs central differences: max error %.3e (relative %.3e)\n", (double)worst, (double)(worst / Jmax)));
+  PetscCall(MatDestroy(&J));
+  PetscCall(VecDestroy(&u0));
+  PetscCall(VecDestroy(&f));
+  PetscCall(VecDestroy(&up));
+  PetscCall(VecDestroy(&um));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "WECC 9-bus transient stability with exciter limiters and a fault; sensitivities of frequency violations.\n"));
   {
@@ -507,6 +827,21 @@ int main(int argc, char **argv) {
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-sigma", &s.sigma, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-eta", &s.eta, nullptr));
     PetscCheck(s.eta >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -eta must be >= 1 (the metric must be differentiable)");
+    const char *const initModes[] = {"power_flow", "closed_form", "Init", "", nullptr};
+    PetscEnum init = (PetscEnum)s.init;
+    PetscCall(PetscOptionsGetEnum(nullptr, nullptr, "-wecc9_init", initModes, &init, nullptr));
+    s.init = (Init)init;
+    PetscBool governors = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-governors", &governors, nullptr));
+    s.governors = governors;
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T1", &s.tgov.T1, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T2", &s.tgov.T2, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T3", &s.tgov.T3, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_Dt", &s.tgov.Dt, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_Vmin", &s.tgov.Vmin, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_Vmax", &s.tgov.Vmax, nullptr));
+    PetscCheck(s.tgov.T1 > 0 && s.tgov.T3 > 0 && s.tgov.T2 >= 0 && s.tgov.Vmin < s.tgov.Vmax, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: TGOV1 needs T1 > 0, T3 > 0, T2 >= 0 and Vmin < Vmax");
 
     Grid grid(s);
     PetscCall(grid.build());
@@ -518,8 +853,24 @@ int main(int argc, char **argv) {
 
     std::vector<PetscReal> p = grid.defaultParameters();
     const auto pnames = grid.parameterNames();
-    for (PetscInt k = 0; k < nParams; ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
+    for (size_t k = 0; k < pnames.size(); ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
     PetscCheck(p[pTon] < p[pToff], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied before it is cleared (t_on < t_off)");
+    if (s.governors)
+      for (PetscInt g = 0; g < nGen; ++g) PetscCheck(p[pR + g] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the droop R%d must be positive", (int)g + 1);
+    if (s.init == Init::PowerFlow) {
+      const auto pf = grid.powerFlow(p);
+      PetscCheck(pf.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
+                 "wecc9: the initial power flow does not converge for these parameters (mismatch %g after 30 Newton steps)", (double)pf.mismatch);
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: power flow (slack bus 1): P1 = %.12f, Q1..Q3 = %.12f %.12f %.12f\n", (double)pf.P[0],
+                            (double)pf.Q[0], (double)pf.Q[1], (double)pf.Q[2]));
+      PetscReal dV = 0;  // distance to ex9bus' V0 (its power flow at the default parameters)
+      for (PetscInt b = 0; b < nBus; ++b)
+        dV = std::max(dV, std::hypot(pf.v.Vm[b] * std::cos(pf.v.th[b]) - V0[2 * b], pf.v.Vm[b] * std::sin(pf.v.th[b]) - V0[2 * b + 1]));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: power flow: max |V - V0(ex9bus)| = %.3e\n", (double)dV));
+    }
+    PetscBool checkStart = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-wecc9_check_start", &checkStart, nullptr));
+    if (checkStart) PetscCall(checkInitialState(grid, p));
 
     Solver solver(grid);
     for (auto &c : costs) solver.addCost(*c);
@@ -558,17 +909,15 @@ int main(int argc, char **argv) {
                           s.faultBus + 1, (double)p[pTon], (double)p[pToff], (double)tf, solver.stats().steps, solver.events().size()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "limiter events:\n"));
     for (const auto &r : solver.events().records()) {
-      bool limiterChanged = false;
-      for (PetscInt g = 0; g < nGen; ++g) limiterChanged = limiterChanged || r.before[limiterFlag(g)] != r.after[limiterFlag(g)];
-      if (!limiterChanged) continue;
-      for (PetscInt g = 0; g < nGen; ++g) {
-        const PetscInt a = r.before[limiterFlag(g)], b = r.after[limiterFlag(g)];
+      for (PetscInt l = 0; l < grid.numLimiters(); ++l) {
+        const PetscInt a = r.before[limiterFlag(l)], b = r.after[limiterFlag(l)];
         if (a == b) continue;
-        PetscScalar VR;
-        PetscCall(globalEntry(r.uplus, gs(g, 8), &VR));
-        const char *what = b == 1 ? "hits VRmax" : b == -1 ? "hits VRmin" : a == 1 ? "leaves VRmax" : "leaves VRmin";
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  VR%" PetscInt_FMT " %s (%s)  VR = %.10g\n", (double)r.time, g + 1, what,
-                              r.name.c_str(), (double)VR));
+        PetscScalar x;
+        PetscCall(globalEntry(r.uplus, grid.limitedState(l), &x));
+        const std::string n = grid.limiterName(l), kind = l < nGen ? "VR" : "Pv";
+        const std::string what = (b == 1 ? "hits " : b == -1 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s %s (%s)  %s = %.10g\n", (double)r.time, n.c_str(), what.c_str(), r.name.c_str(),
+                              kind.c_str(), (double)x));
       }
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states:\n"));
