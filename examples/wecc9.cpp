@@ -50,6 +50,15 @@
 //
 // Defaults as ex9bus: Crank–Nicolson, dt = 0.01, T = 5, fault at bus 9 from 1.0 to 1.2 s, Rfault = 1e-4.
 //
+// Several areas (-areas N): N copies of the 9-bus system, area a+1 tied to area a by two lines
+// (R + jX = 0.01 + 0.1j by default, -tie_r/-tie_x) between their buses 5 and between their buses 8.
+// The ties join buses of equal power-flow voltage, so they carry no current at t = 0 and every
+// area starts at ex9bus' equilibrium (tested: drift 2e-11 without a fault). Generators and buses
+// are numbered globally (bus b of area a is 9(a−1)+b; -fault_bus 16 faults bus 7 of area 2); the
+// parameters of the first K areas are parameters (-param_areas K, default all: 27K + 2), the other
+// areas use the nominal data as constants; -cost_generators M keeps H_1..H_M (default all).
+// 112 areas = 1008 buses, 5712 states, 336 generators: the benchmark system of bench/grid_timing.py.
+//
 // Verified (tests/example_wecc9.py, tests/peer_wecc9_ex9bus.py): same limiter events as ex9bus
 // (times to 1.8e-9, states to 2.4e-8 relative); adjoint = forward to ~5e-14; adjoint vs central
 // differences ≤ 2e-8 (dispatch, voltages, KA, fault times), also with 4 hits and 4 releases;
@@ -67,7 +76,8 @@
 //   build/examples/wecc9 -hs_adjoint -hs_forward                  # ∂H_i/∂p both ways
 //   mpiexec -n 3 build/examples/wecc9 -hs_adjoint -pc_factor_mat_solver_type mumps
 //   build/examples/wecc9 -fault_bus 7 -t_off 1.1 -ts_max_time 3 -hs_summary wecc9.json
-// Options: -fault_bus (1-based, default 9), -rfault, every parameter by its name (-P2 1.7,
+//   build/examples/wecc9 -areas 112 -param_areas 1 -cost_generators 3 -hs_adjoint   # 1008 buses
+// Options: -areas, -param_areas, -cost_generators, -tie_r, -tie_x, -fault_bus (1-based global, default 9), -rfault, every parameter by its name (-P2 1.7,
 // -t_off 1.15, -KA3 25, -Vm5 1.0, ...), -freq_max, -freq_min, -sigma, -eta,
 // -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py).
 #include <hybridsens/ad_local.hpp>
@@ -76,10 +86,13 @@
 #include <petscts.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace hybridsens;
@@ -87,22 +100,19 @@ using namespace hybridsens;
 namespace wecc9 {
 
 constexpr PetscReal omegaS = 2 * PETSC_PI * 60;  // synchronous speed (rad/s)
-constexpr PetscInt nGen = 3, nBus = 9, genStates = 9, netStart = nGen * genStates, constStart = netStart + 2 * nBus;
-// After the constant states Vref, KA: Pm_g (mechanical power setpoint), the loads' reference
-// |V0|, then (with -governors) the governor states x1, x2 of every generator.
-constexpr PetscInt baseStates = constStart + 3 * nGen + 3;
-constexpr PetscInt genBus[nGen] = {0, 1, 2};
+// One area is ex9bus' 9-bus system; -areas N couples N identical copies (see Layout).
+constexpr PetscInt areaGens = 3, areaBuses = 9, genStates = 9;
+// Per area: generators, buses, then constant states (Vref, KA) per generator, Pm per generator,
+// the loads' reference |V0| (57 rows), then with -governors (x1, x2) per generator.
+constexpr PetscInt areaConstStart = areaGens * genStates + 2 * areaBuses;  // 45
+constexpr PetscInt areaBaseStates = areaConstStart + 3 * areaGens + 3;     // 57
+constexpr PetscInt genBus[areaGens] = {0, 1, 2};
 constexpr PetscInt loadBus[3] = {4, 5, 7};
 
-// Parameter layout.
-// pVm + b, pTh + b: magnitude and angle (rad) of bus b's voltage in the initial power flow;
-// pR + g: droop of governor g (present with -governors only).
-enum Param : PetscInt { pP = 0, pQ = 3, pTon = 6, pToff = 7, pKA = 8, pVm = 11, pTh = 20, nParams = 29, pR = 29 };
-
 // Dispatch from ex9bus' load flow, and its power-flow voltages V0 (bus b: Vr, Vi).
-const PetscReal P0[nGen] = {0.716786142395021, 1.630000000000000, 0.850000000000000};
-const PetscReal Q0[nGen] = {0.270702180178785, 0.066120127797275, -0.108402221791588};
-const PetscReal V0[2 * nBus] = {1.04, 0.0, 1.0115856072004659, 0.16528629496995645, 1.0216048295777422, 0.08335809608923525,
+const PetscReal P0[areaGens] = {0.716786142395021, 1.630000000000000, 0.850000000000000};
+const PetscReal Q0[areaGens] = {0.270702180178785, 0.066120127797275, -0.108402221791588};
+const PetscReal V0[2 * areaBuses] = {1.04, 0.0, 1.0115856072004659, 0.16528629496995645, 1.0216048295777422, 0.08335809608923525,
                                 1.0249353469218594, -0.03967289055406254, 0.9931096437804608, -0.06926811030369806,
                                 1.0104641368769802, -0.06513369436653811, 1.0234726765728006, 0.06652686979784567,
                                 1.0156774020826715, 0.012874998897784764, 1.0316489469094174, 0.03541042096750376};
@@ -135,22 +145,56 @@ struct GenData {
   PetscReal M() const { return 2 * H / omegaS; }
   PetscReal D() const { return 0.1 * M(); }
 };
-const GenData gen[nGen] = {
+const GenData gen[areaGens] = {
     {23.64, 0.0, 0.146, 0.0608, 0.4360, 0.0969, 8.96, 0.31, 0.2, 1.0, 0.314, 0.063, 0.35, 0.0039, 1.555, -4.0, 7.0},
     {6.4, 0.0, 0.8958, 0.1198, 0.8645, 0.1969, 6.0, 0.535, 0.2, 1.0, 0.314, 0.063, 0.35, 0.0039, 1.555, -4.0, 7.0},
     {3.01, 0.0, 1.3125, 0.1813, 1.2578, 0.25, 5.89, 0.6, 0.2, 1.0, 0.314, 0.063, 0.35, 0.0039, 1.555, -4.0, 7.0}};
 const PetscReal loadP[3] = {1.25, 0.9, 1.0}, loadQ[3] = {0.5, 0.3, 0.35};
 
-// Indices.
-inline PetscInt gs(PetscInt g, PetscInt k) { return genStates * g + k; }  // k: 0 E'q 1 E'd 2 δ 3 ω 4 Id 5 Iq 6 Efd 7 RF 8 VR
-inline PetscInt vr(PetscInt b) { return netStart + 2 * b; }              // also the bus' "imaginary current" row
-inline PetscInt vi(PetscInt b) { return netStart + 2 * b + 1; }          // also its "real current" row
-inline PetscInt vref(PetscInt g) { return constStart + 2 * g; }
-inline PetscInt ka(PetscInt g) { return constStart + 2 * g + 1; }
-inline PetscInt pm(PetscInt g) { return constStart + 2 * nGen + g; }
-inline PetscInt loadRef(PetscInt l) { return constStart + 3 * nGen + l; }
-inline PetscInt gov(PetscInt g, PetscInt k) { return baseStates + 2 * g + k; }  // k: 0 valve x1, 1 turbine x2
-// Limiters: ℓ = g the exciter VR of generator g, ℓ = nGen + g its governor valve (-governors).
+// Where everything lives, for N areas of which the first K carry parameters.
+// State: area a occupies rows [na, na + n) (n = 57, 63 with -governors): its generators (9 rows
+// each: 0 E'q 1 E'd 2 δ 3 ω 4 Id 5 Iq 6 Efd 7 RF 8 VR), its buses (Vr, Vi each; Vr's row is also
+// the bus' "imaginary current" balance, Vi's the "real current" one), then constant states
+// (ẋ = 0, x(0) from the initialization): (Vref, KA) per generator, Pm per generator (mechanical
+// power, the governor's Pref), the loads' reference |V0|; then with -governors (x1 valve, x2
+// turbine) per generator. Generators and buses are numbered globally: generator g is generator
+// g % 3 of area g / 3, bus b is bus b % 9 of area b / 9. Contiguous areas keep a rank's rows
+// together in parallel.
+// Parameters: P_g, Q_g, KA_g of the 3K generators and Vm_b, θ_b of the 9K buses of the
+// parameter areas, and the two fault times; for K = 1 the order is (P1..3, Q1..3, t_on, t_off,
+// KA1..3, Vm1..9, th1..9) — 29 in all; with -governors the droops R_g follow (32 for K = 1).
+// Areas beyond K use the nominal data as constants.
+struct Layout {
+  PetscInt areas = 1, paramAreas = 1;
+  bool governors = false;
+  PetscInt areaStates() const { return areaBaseStates + (governors ? 2 * areaGens : 0); }
+  PetscInt numGens() const { return areaGens * areas; }
+  PetscInt numBuses() const { return areaBuses * areas; }
+  PetscInt numStates() const { return areaStates() * areas; }
+  PetscInt gs(PetscInt g, PetscInt k) const { return areaStates() * (g / areaGens) + genStates * (g % areaGens) + k; }
+  PetscInt vr(PetscInt b) const { return areaStates() * (b / areaBuses) + areaGens * genStates + 2 * (b % areaBuses); }
+  PetscInt vi(PetscInt b) const { return vr(b) + 1; }
+  PetscInt vref(PetscInt g) const { return areaStates() * (g / areaGens) + areaConstStart + 2 * (g % areaGens); }
+  PetscInt ka(PetscInt g) const { return vref(g) + 1; }
+  PetscInt pm(PetscInt g) const { return areaStates() * (g / areaGens) + areaConstStart + 2 * areaGens + g % areaGens; }
+  PetscInt loadRef(PetscInt a, PetscInt l) const { return areaStates() * a + areaConstStart + 3 * areaGens + l; }
+  PetscInt gov(PetscInt g, PetscInt k) const { return areaStates() * (g / areaGens) + areaBaseStates + 2 * (g % areaGens) + k; }  // k: 0 x1, 1 x2
+  PetscInt genBusOf(PetscInt g) const { return areaBuses * (g / areaGens) + genBus[g % areaGens]; }
+  // Parameter indices (only for generators/buses of the parameter areas: hasParams).
+  bool hasParams(PetscInt areaOf) const { return areaOf < paramAreas; }
+  PetscInt pP(PetscInt g) const { return g; }
+  PetscInt pQ(PetscInt g) const { return areaGens * paramAreas + g; }
+  PetscInt pTon() const { return 2 * areaGens * paramAreas; }
+  PetscInt pToff() const { return pTon() + 1; }
+  PetscInt pKA(PetscInt g) const { return pToff() + 1 + g; }
+  PetscInt pVm(PetscInt b) const { return pKA(areaGens * paramAreas) + b; }
+  PetscInt pTh(PetscInt b) const { return pVm(areaBuses * paramAreas) + b; }
+  PetscInt pR(PetscInt g) const { return pTh(areaBuses * paramAreas) + g; }
+  PetscInt numParams() const { return pR(governors ? areaGens * paramAreas : 0); }
+  // Limiters: ℓ = g the exciter VR of generator g, ℓ = numGens() + g its governor valve.
+  PetscInt numLimiters() const { return governors ? 2 * numGens() : numGens(); }
+};
+
 // Discrete state: d[0] fault on (0/1); d[1+ℓ] limiter ℓ: 0 free, +1 at max, −1 at min.
 inline PetscInt limiterFlag(PetscInt l) { return 1 + l; }
 // Guards of limiter ℓ: 4ℓ hit max, 4ℓ+1 hit min, 4ℓ+2 leave max, 4ℓ+3 leave min.
@@ -194,31 +238,31 @@ template <class S> SteadyState<S> steadyState(const GenData &c, const S &P, cons
 // spec = (|V1|, θ1, P2, P3, |V2|, |V3|).
 constexpr int pfUnknowns = 14, pfSpecs = 6;
 template <class T> struct BusVoltages {
-  T Vm[nBus], th[nBus];
+  T Vm[areaBuses], th[areaBuses];
 };
 template <class T> BusVoltages<T> pfVoltages(const T *x, const T *spec) {
   BusVoltages<T> v;
   v.Vm[0] = spec[0], v.th[0] = spec[1], v.Vm[1] = spec[4], v.Vm[2] = spec[5];
-  for (PetscInt b = 1; b < nBus; ++b) v.th[b] = x[b - 1];
-  for (PetscInt b = 3; b < nBus; ++b) v.Vm[b] = x[8 + b - 3];
+  for (PetscInt b = 1; b < areaBuses; ++b) v.th[b] = x[b - 1];
+  for (PetscInt b = 3; b < areaBuses; ++b) v.Vm[b] = x[8 + b - 3];
   return v;
 }
 // Complex power injected at every bus.
 template <class T> void pfInjections(const BusVoltages<T> &v, T *P, T *Q) {
   using std::cos;
   using std::sin;
-  T Vr[nBus], Vi[nBus], Ir[nBus], Ii[nBus];
-  for (PetscInt b = 0; b < nBus; ++b) Vr[b] = v.Vm[b] * cos(v.th[b]), Vi[b] = v.Vm[b] * sin(v.th[b]), Ir[b] = 0.0, Ii[b] = 0.0;
+  T Vr[areaBuses], Vi[areaBuses], Ir[areaBuses], Ii[areaBuses];
+  for (PetscInt b = 0; b < areaBuses; ++b) Vr[b] = v.Vm[b] * cos(v.th[b]), Vi[b] = v.Vm[b] * sin(v.th[b]), Ir[b] = 0.0, Ii[b] = 0.0;
   for (const YEntry &y : Ybus) Ir[y.i] += y.G * Vr[y.j] - y.B * Vi[y.j], Ii[y.i] += y.G * Vi[y.j] + y.B * Vr[y.j];
-  for (PetscInt b = 0; b < nBus; ++b) P[b] = Vr[b] * Ir[b] + Vi[b] * Ii[b], Q[b] = Vi[b] * Ir[b] - Vr[b] * Ii[b];
+  for (PetscInt b = 0; b < areaBuses; ++b) P[b] = Vr[b] * Ir[b] + Vi[b] * Ii[b], Q[b] = Vi[b] * Ir[b] - Vr[b] * Ii[b];
 }
 template <class T> void pfMismatch(const T *x, const T *spec, T *F) {
-  T P[nBus], Q[nBus];
+  T P[areaBuses], Q[areaBuses];
   pfInjections<T>(pfVoltages<T>(x, spec), P, Q);
-  PetscReal Pd[nBus] = {0}, Qd[nBus] = {0};
+  PetscReal Pd[areaBuses] = {0}, Qd[areaBuses] = {0};
   for (PetscInt l = 0; l < 3; ++l) Pd[loadBus[l]] = loadP[l], Qd[loadBus[l]] = loadQ[l];
   F[0] = P[1] - spec[2], F[1] = P[2] - spec[3];
-  for (PetscInt b = 3; b < nBus; ++b) F[b - 1] = P[b] + Pd[b], F[8 + b - 3] = Q[b] + Qd[b];
+  for (PetscInt b = 3; b < areaBuses; ++b) F[b - 1] = P[b] + Pd[b], F[8 + b - 3] = Q[b] + Qd[b];
 }
 // One Newton step x ← x − F_x⁻¹ F in the scalar type T (partial pivoting on the values); F_x by
 // forward AD over T. Returns ‖F(x)‖∞ before the step.
@@ -265,7 +309,7 @@ template <class T> PetscReal pfNewtonStep(T *x, const T *spec) {
 // derivative in x at the solution, so each step squares the error of the Taylor coefficients).
 template <class S> struct PowerFlow {
   BusVoltages<S> v;
-  S P[nGen], Q[nGen];
+  S P[areaGens], Q[areaGens];
   bool converged = false;
   PetscReal mismatch = 0;  // ‖F‖∞ at the double solution
 };
@@ -273,8 +317,8 @@ template <class S> PowerFlow<S> solvePowerFlow(const S *spec) {
   PowerFlow<S> pf;
   PetscReal xd[pfUnknowns], sd[pfSpecs];
   for (int k = 0; k < pfSpecs; ++k) sd[k] = Sacado::ScalarValue<S>::eval(spec[k]);
-  for (PetscInt b = 1; b < nBus; ++b) xd[b - 1] = std::atan2(V0[2 * b + 1], V0[2 * b]);
-  for (PetscInt b = 3; b < nBus; ++b) xd[8 + b - 3] = std::hypot(V0[2 * b], V0[2 * b + 1]);
+  for (PetscInt b = 1; b < areaBuses; ++b) xd[b - 1] = std::atan2(V0[2 * b + 1], V0[2 * b]);
+  for (PetscInt b = 3; b < areaBuses; ++b) xd[8 + b - 3] = std::hypot(V0[2 * b], V0[2 * b + 1]);
   PetscReal norm = 0;
   for (int it = 0; it < 30; ++it) {  // stop one step after the mismatch reached round-off
     const bool small = (norm = pfNewtonStep<PetscReal>(xd, sd)) < 1e-12;
@@ -290,11 +334,12 @@ template <class S> PowerFlow<S> solvePowerFlow(const S *spec) {
   pfNewtonStep<S>(x, spec);
   pfNewtonStep<S>(x, spec);
   pf.v = pfVoltages<S>(x, spec);
-  S P[nBus], Q[nBus];
+  S P[areaBuses], Q[areaBuses];
   pfInjections<S>(pf.v, P, Q);
-  for (PetscInt g = 0; g < nGen; ++g) pf.P[g] = P[genBus[g]], pf.Q[g] = Q[genBus[g]];
+  for (PetscInt g = 0; g < areaGens; ++g) pf.P[g] = P[genBus[g]], pf.Q[g] = Q[genBus[g]];
   return pf;
 }
+
 
 // ---- kernels -------------------------------------------------------------------------------
 // Machine g: reads (E'q, E'd, δ, ω, Id, Iq, Efd, Vr, Vi, Pm), writes (E'q, E'd, δ, ω, Id, Iq rows
@@ -423,25 +468,25 @@ struct ParameterStart {
 // generator rows (generatorStart order) of generators 1..3, the 3 load references, and (Vr, Vi)
 // of the 9 buses (so u0 is consistent on the algebraic rows as well).
 struct PowerFlowStart {
-  static constexpr int numReads = 0, numWrites = Dynamic, numParams = pfSpecs + nGen;
+  static constexpr int numReads = 0, numWrites = Dynamic, numParams = pfSpecs + areaGens;
   bool governed;
   template <class S> void initialState(const S *p, S *u0) const {
     const PowerFlow<S> pf = solvePowerFlow<S>(p);
     const int rows = genStartRows + (governed ? govStartRows : 0);
     if (!pf.converged) {  // main() refuses such a p before the solve; never a silent number here
-      for (int w = 0; w < nGen * rows + 3 + 2 * nBus; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
+      for (int w = 0; w < areaGens * rows + 3 + 2 * areaBuses; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
       return;
     }
-    for (PetscInt g = 0; g < nGen; ++g) {
+    for (PetscInt g = 0; g < areaGens; ++g) {
       const PetscInt b = genBus[g];
       generatorStart<S>(gen[g], pf.P[g], pf.Q[g], pf.v.Vm[b], pf.v.th[b], p[pfSpecs + g], governed, u0 + g * rows);
     }
-    for (PetscInt l = 0; l < 3; ++l) u0[nGen * rows + l] = pf.v.Vm[loadBus[l]];
+    for (PetscInt l = 0; l < 3; ++l) u0[areaGens * rows + l] = pf.v.Vm[loadBus[l]];
     using std::cos;
     using std::sin;
-    for (PetscInt b = 0; b < nBus; ++b) {
-      u0[nGen * rows + 3 + 2 * b] = pf.v.Vm[b] * cos(pf.v.th[b]);
-      u0[nGen * rows + 3 + 2 * b + 1] = pf.v.Vm[b] * sin(pf.v.th[b]);
+    for (PetscInt b = 0; b < areaBuses; ++b) {
+      u0[areaGens * rows + 3 + 2 * b] = pf.v.Vm[b] * cos(pf.v.th[b]);
+      u0[areaGens * rows + 3 + 2 * b + 1] = pf.v.Vm[b] * sin(pf.v.th[b]);
     }
   }
 };
@@ -488,6 +533,33 @@ struct FaultShunt {
   }
 };
 
+// A kernel of an area without parameters: its parameters are fixed numbers (the nominal
+// data), so the kernel declares none and contributes no ∂f/∂p columns. Each method exists only
+// if the wrapped kernel has it (the kernel detection of ad_local.hpp looks for them).
+template <class K> struct FixedParameters {
+  static constexpr int numReads = K::numReads, numWrites = K::numWrites, numParams = 0;
+  K kernel;
+  std::array<PetscReal, K::numParams> values;
+  template <class S> std::array<S, K::numParams> fixed() const {
+    std::array<S, K::numParams> q;
+    for (int i = 0; i < K::numParams; ++i) q[i] = values[i];
+    return q;
+  }
+  template <class S>
+  auto residual(S t, const S *u, const S *, const DiscreteState &d, S *f) const
+      -> decltype(std::declval<const K &>().template residual<S>(t, u, u, d, f)) {
+    kernel.template residual<S>(t, u, fixed<S>().data(), d, f);
+  }
+  template <class S>
+  auto guard(PetscInt k, S t, const S *u, const S *, const DiscreteState &d) const
+      -> decltype(std::declval<const K &>().template guard<S>(k, t, u, u, d)) {
+    return kernel.template guard<S>(k, t, u, fixed<S>().data(), d);
+  }
+  template <class S> auto initialState(const S *, S *u0) const -> decltype(std::declval<const K &>().template initialState<S>(u0, u0)) {
+    kernel.template initialState<S>(fixed<S>().data(), u0);
+  }
+};
+
 // Frequency violation of generator g: σ max(0, f − f⁺, f⁻ − f)^η with f = ω/2π (Hz).
 struct FrequencyViolation {
   static constexpr int numReads = 1;
@@ -506,113 +578,171 @@ struct FrequencyViolation {
 enum class Init { PowerFlow, ClosedForm };
 
 struct Settings {
-  PetscInt faultBus = 8;  // 0-based (bus 9)
+  PetscInt faultBus = 8;  // 0-based global bus (bus 9 of area 1)
   PetscReal rfault = 1e-4;
   PetscReal fmax = 60.5, fmin = 59.5, sigma = 1.0, eta = 2.0;
-  Init init = Init::PowerFlow;
-  bool governors = false;
+  Layout layout;           // -areas N, -param_areas K, -governors
+  PetscReal tieR = 0.01, tieX = 0.1;  // series impedance of each tie line between areas (pu)
+  Init init = Init::PowerFlow;        // -wecc9_init
   // TGOV1 typical data (IEC 61970 CIM GovSteam0 = PSS/E TGOV1: R 0.05, T1 0.5, T2 3, T3 10,
-  // Vmax 1, Vmin 0, Dt 0, per unit of the machine rating); R is a parameter (R1..R3).
+  // Vmax 1, Vmin 0, Dt 0, per unit of the machine rating); R is a parameter (R_g, default R).
   TGOV1Data tgov{0.5, 3.0, 10.0, 0.0, 0.0, 1.0};
   PetscReal R = 0.05;
 };
 
 // Machine ratings (MVA) of the WECC 9-bus system (Anderson & Fouad, Power System Control and
 // Stability, Table 2.1): the governors' machine base.
-const PetscReal ratingMVA[nGen] = {247.5, 192.0, 128.0};
+const PetscReal ratingMVA[areaGens] = {247.5, 192.0, 128.0};
+
+// Tie lines between consecutive areas a and a+1 join the same bus of both (buses 5 and 8):
+// identical areas have identical power-flow voltages there, so the ties carry no current in the
+// initial state and every area starts at ex9bus' equilibrium; the fault then spreads through them.
+constexpr PetscInt tieBuses[2] = {4, 7};
 
 class Grid : public LocalKernelModel {
 public:
   explicit Grid(const Settings &s) : s_(s) {}
-  PetscInt numStates() const { return baseStates + (s_.governors ? 2 * nGen : 0); }
-  PetscInt numLimiters() const { return s_.governors ? 2 * nGen : nGen; }
-  PetscInt numParameters() const { return nParams + (s_.governors ? nGen : 0); }
+  const Layout &layout() const { return s_.layout; }
+  const Settings &settings() const { return s_; }
+
   // Collective.
   PetscErrorCode build() {
+    const Layout &L = s_.layout;
     PetscFunctionBeginUser;
-    PetscCheck(s_.faultBus >= 0 && s_.faultBus < nBus, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -fault_bus must be 1..9");
+    PetscCheck(L.areas >= 1 && L.paramAreas >= 0 && L.paramAreas <= L.areas, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: need -areas >= 1 and 0 <= -param_areas <= -areas (got %" PetscInt_FMT ", %" PetscInt_FMT ")", L.areas, L.paramAreas);
+    PetscCheck(s_.faultBus >= 0 && s_.faultBus < L.numBuses(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: -fault_bus must be 1..%" PetscInt_FMT " (bus b of area a is 9(a-1)+b)", L.numBuses());
     PetscCheck(s_.rfault > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -rfault must be positive");
-    PetscCall(setSizes(numStates()));
+    PetscCheck(L.paramAreas >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -param_areas must be >= 1 (the fault times are parameters of area 1)");
+    PetscCall(setSizes(L.numStates()));
     std::vector<PetscInt> alg;
-    for (PetscInt g = 0; g < nGen; ++g) alg.push_back(gs(g, 4)), alg.push_back(gs(g, 5));
-    for (PetscInt b = 0; b < nBus; ++b) alg.push_back(vr(b)), alg.push_back(vi(b));
+    for (PetscInt g = 0; g < L.numGens(); ++g) alg.push_back(L.gs(g, 4)), alg.push_back(L.gs(g, 5));
+    for (PetscInt b = 0; b < L.numBuses(); ++b) alg.push_back(L.vr(b)), alg.push_back(L.vi(b));
+    std::sort(alg.begin(), alg.end());
     setAlgebraic(alg);
-    for (PetscInt g = 0; g < nGen; ++g) {
-      const PetscInt b = genBus[g];
-      add(Machine{gen[g], s_.governors},
-          {{gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), gs(g, 6), vr(b), vi(b), pm(g)},
-           {gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), vr(b), vi(b)},
+    const bool closedForm = s_.init == Init::ClosedForm;
+    for (PetscInt g = 0; g < L.numGens(); ++g) {
+      const PetscInt b = L.genBusOf(g), local = g % areaGens;
+      const bool param = L.hasParams(g / areaGens);
+      add(Machine{gen[local], L.governors},
+          {{L.gs(g, 0), L.gs(g, 1), L.gs(g, 2), L.gs(g, 3), L.gs(g, 4), L.gs(g, 5), L.gs(g, 6), L.vr(b), L.vi(b), L.pm(g)},
+           {L.gs(g, 0), L.gs(g, 1), L.gs(g, 2), L.gs(g, 3), L.gs(g, 4), L.gs(g, 5), L.vr(b), L.vi(b)},
            {},
            {}});
-      add(Exciter{gen[g], {gen[g].VRmin, gen[g].VRmax, limiterFlag(g)}},
-          {{gs(g, 6), gs(g, 7), gs(g, 8), vr(b), vi(b), vref(g), ka(g)}, {gs(g, 6), gs(g, 7), gs(g, 8), vref(g), ka(g)}, {}, guardsOf(g)});
-      if (s_.governors) {
-        const PetscReal k = ratingMVA[g] / 100.0;
-        add(Governor{s_.tgov, k, gen[g].M(), {k * s_.tgov.Vmin, k * s_.tgov.Vmax, limiterFlag(nGen + g)}},
-            {{gov(g, 0), gov(g, 1), gs(g, 3), pm(g)}, {gov(g, 0), gov(g, 1), gs(g, 3)}, {pR + g}, guardsOf(nGen + g)});
+      add(Exciter{gen[local], {gen[local].VRmin, gen[local].VRmax, limiterFlag(g)}},
+          {{L.gs(g, 6), L.gs(g, 7), L.gs(g, 8), L.vr(b), L.vi(b), L.vref(g), L.ka(g)}, {L.gs(g, 6), L.gs(g, 7), L.gs(g, 8), L.vref(g), L.ka(g)}, {}, guardsOf(g)});
+      if (L.governors) {
+        const PetscReal k = ratingMVA[local] / 100.0;
+        const Governor tg{s_.tgov, k, gen[local].M(), {k * s_.tgov.Vmin, k * s_.tgov.Vmax, limiterFlag(L.numGens() + g)}};
+        const Coupling c{{L.gov(g, 0), L.gov(g, 1), L.gs(g, 3), L.pm(g)}, {L.gov(g, 0), L.gov(g, 1), L.gs(g, 3)},
+                         param ? std::vector<PetscInt>{L.pR(g)} : std::vector<PetscInt>{}, guardsOf(L.numGens() + g)};
+        if (param) add(tg, c);
+        else add(FixedParameters<Governor>{tg, {s_.R}}, c);
       }
-      if (s_.init == Init::ClosedForm)
-        add(ClosedFormStart{gen[g], s_.governors}, {{}, generatorStartRows(g), {pP + g, pQ + g, pVm + b, pTh + b, pKA + g}, {}});
-    }
-    if (s_.init == Init::PowerFlow) {
-      std::vector<PetscInt> rows;
-      for (PetscInt g = 0; g < nGen; ++g) {
-        const auto r = generatorStartRows(g);
-        rows.insert(rows.end(), r.begin(), r.end());
+      if (closedForm) {
+        const PetscReal Vm = std::hypot(V0[2 * genBus[local]], V0[2 * genBus[local] + 1]), th = std::atan2(V0[2 * genBus[local] + 1], V0[2 * genBus[local]]);
+        const ClosedFormStart start{gen[local], L.governors};
+        const Coupling c{{}, generatorStartRows(g), param ? std::vector<PetscInt>{L.pP(g), L.pQ(g), L.pVm(b), L.pTh(b), L.pKA(g)} : std::vector<PetscInt>{}, {}};
+        if (param) add(start, c);
+        else add(FixedParameters<ClosedFormStart>{start, {P0[local], Q0[local], Vm, th, 20.0}}, c);
       }
-      for (PetscInt l = 0; l < 3; ++l) rows.push_back(loadRef(l));
-      for (PetscInt b = 0; b < nBus; ++b) rows.push_back(vr(b)), rows.push_back(vi(b));
-      add(PowerFlowStart{s_.governors}, {{}, rows, {pVm + 0, pTh + 0, pP + 1, pP + 2, pVm + 1, pVm + 2, pKA + 0, pKA + 1, pKA + 2}, {}});
-    } else
-      for (PetscInt l = 0; l < 3; ++l) add(ParameterStart{}, {{}, {loadRef(l)}, {pVm + loadBus[l]}, {}});
-    for (const YEntry &y : Ybus) {
-      const bool diag = y.i == y.j && s_.init == Init::ClosedForm;  // power_flow: the start kernel writes V
-      add(Admittance{y.G, y.B, diag ? V0[2 * y.i] : 0.0, diag ? V0[2 * y.i + 1] : 0.0}, {{vr(y.j), vi(y.j)}, {vr(y.i), vi(y.i)}, {}, {}});
     }
-    for (PetscInt l = 0; l < 3; ++l) {
-      const PetscInt b = loadBus[l];
-      add(Load{loadP[l], loadQ[l]}, {{vr(b), vi(b), loadRef(l)}, {vr(b), vi(b)}, {}, {}});
+    for (PetscInt a = 0; a < L.areas; ++a) {
+      const PetscInt first = areaBuses * a;
+      // Initial state of the area (see the header): its own power flow, or the closed form.
+      if (!closedForm) {
+        std::vector<PetscInt> rows;
+        for (PetscInt g = areaGens * a; g < areaGens * (a + 1); ++g) {
+          const auto r = generatorStartRows(g);
+          rows.insert(rows.end(), r.begin(), r.end());
+        }
+        for (PetscInt l = 0; l < 3; ++l) rows.push_back(L.loadRef(a, l));
+        for (PetscInt b = first; b < first + areaBuses; ++b) rows.push_back(L.vr(b)), rows.push_back(L.vi(b));
+        const PetscInt g0 = areaGens * a;
+        const Coupling c{{}, rows,
+                         L.hasParams(a) ? std::vector<PetscInt>{L.pVm(first), L.pTh(first), L.pP(g0 + 1), L.pP(g0 + 2), L.pVm(first + 1),
+                                                                L.pVm(first + 2), L.pKA(g0), L.pKA(g0 + 1), L.pKA(g0 + 2)}
+                                        : std::vector<PetscInt>{},
+                         {}};
+        const PowerFlowStart start{L.governors};
+        if (L.hasParams(a)) add(start, c);
+        else {
+          std::array<PetscReal, PowerFlowStart::numParams> nominal{};
+          const auto q = nominalParameters();
+          const std::vector<PetscInt> idx{L.pVm(0), L.pTh(0), L.pP(1), L.pP(2), L.pVm(1), L.pVm(2), L.pKA(0), L.pKA(1), L.pKA(2)};
+          for (size_t i = 0; i < idx.size(); ++i) nominal[i] = q[idx[i]];
+          add(FixedParameters<PowerFlowStart>{start, nominal}, c);
+        }
+      }
+      for (const YEntry &y : Ybus) {
+        const bool diag = y.i == y.j && closedForm;  // power_flow: the start kernel writes V
+        add(Admittance{y.G, y.B, diag ? V0[2 * y.i] : 0.0, diag ? V0[2 * y.i + 1] : 0.0},
+            {{L.vr(first + y.j), L.vi(first + y.j)}, {L.vr(first + y.i), L.vi(first + y.i)}, {}, {}});
+      }
+      for (PetscInt l = 0; l < 3; ++l) {
+        const PetscInt b = first + loadBus[l];
+        add(Load{loadP[l], loadQ[l]}, {{L.vr(b), L.vi(b), L.loadRef(a, l)}, {L.vr(b), L.vi(b)}, {}, {}});
+        if (!closedForm) continue;
+        const Coupling c{{}, {L.loadRef(a, l)}, L.hasParams(a) ? std::vector<PetscInt>{L.pVm(b)} : std::vector<PetscInt>{}, {}};
+        if (L.hasParams(a)) add(ParameterStart{}, c);
+        else add(FixedParameters<ParameterStart>{ParameterStart{}, {std::hypot(V0[2 * loadBus[l]], V0[2 * loadBus[l] + 1])}}, c);
+      }
+      if (a + 1 == L.areas) continue;
+      const PetscReal z2 = s_.tieR * s_.tieR + s_.tieX * s_.tieX, G = s_.tieR / z2, B = -s_.tieX / z2;  // y = 1/(R + jX)
+      for (PetscInt t : tieBuses) {
+        const PetscInt i = first + t, j = first + areaBuses + t;
+        for (auto [row, col, sign] : {std::tuple{i, i, 1.0}, std::tuple{i, j, -1.0}, std::tuple{j, j, 1.0}, std::tuple{j, i, -1.0}})
+          add(Admittance{sign * G, sign * B, 0.0, 0.0}, {{L.vr(col), L.vi(col)}, {L.vr(row), L.vi(row)}, {}, {}});
+      }
     }
-    add(FaultShunt{1.0 / s_.rfault}, {{vr(s_.faultBus), vi(s_.faultBus)}, {vr(s_.faultBus), vi(s_.faultBus)}, {}, {}});
-    addTimeEvent("fault_on", [](const TimeScalar *p) -> TimeScalar { return p[pTon]; });
-    addTimeEvent("fault_off", [](const TimeScalar *p) -> TimeScalar { return p[pToff]; });
-    addTimeEvent("limiter_check_on", [](const TimeScalar *p) -> TimeScalar { return p[pTon]; });
-    addTimeEvent("limiter_check_off", [](const TimeScalar *p) -> TimeScalar { return p[pToff]; });
+    add(FaultShunt{1.0 / s_.rfault}, {{L.vr(s_.faultBus), L.vi(s_.faultBus)}, {L.vr(s_.faultBus), L.vi(s_.faultBus)}, {}, {}});
+    const PetscInt on = L.pTon(), off = L.pToff();
+    addTimeEvent("fault_on", [on](const TimeScalar *p) -> TimeScalar { return p[on]; });
+    addTimeEvent("fault_off", [off](const TimeScalar *p) -> TimeScalar { return p[off]; });
+    addTimeEvent("limiter_check_on", [on](const TimeScalar *p) -> TimeScalar { return p[on]; });
+    addTimeEvent("limiter_check_off", [off](const TimeScalar *p) -> TimeScalar { return p[off]; });
     PetscCall(setUp());
     PetscFunctionReturn(0);
   }
 
-  // The power flow at p (power_flow initialization), in double: main() refuses a p for which it
-  // does not converge, before the solve (the start kernel can only return NaN then).
-  PowerFlow<PetscReal> powerFlow(const std::vector<PetscReal> &p) const {
-    const PetscReal spec[pfSpecs] = {p[pVm], p[pTh], p[pP + 1], p[pP + 2], p[pVm + 1], p[pVm + 2]};
+  // The power flow of parameter area a at p (power_flow initialization), in double: main()
+  // refuses a p for which it does not converge, before the solve (the start kernel can only
+  // return NaN then).
+  PowerFlow<PetscReal> powerFlow(const std::vector<PetscReal> &p, PetscInt a) const {
+    const Layout &L = s_.layout;
+    const PetscInt b0 = areaBuses * a, g0 = areaGens * a;
+    const PetscReal spec[pfSpecs] = {p[L.pVm(b0)], p[L.pTh(b0)], p[L.pP(g0 + 1)], p[L.pP(g0 + 2)], p[L.pVm(b0 + 1)], p[L.pVm(b0 + 2)]};
     return solvePowerFlow<PetscReal>(spec);
   }
 
-  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters(), 0); }
-  std::vector<PetscReal> defaultParameters() const override {
-    std::vector<PetscReal> p = {P0[0], P0[1], P0[2], Q0[0], Q0[1], Q0[2], 1.0, 1.2, 20.0, 20.0, 20.0};
-    for (PetscInt b = 0; b < nBus; ++b) p.push_back(std::hypot(V0[2 * b], V0[2 * b + 1]));
-    for (PetscInt b = 0; b < nBus; ++b) p.push_back(std::atan2(V0[2 * b + 1], V0[2 * b]));
-    if (s_.governors)
-      for (PetscInt g = 0; g < nGen; ++g) p.push_back(s_.R);
-    return p;
-  }
+  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + s_.layout.numLimiters(), 0); }
+  std::vector<PetscReal> defaultParameters() const override { return nominalParameters(); }
   std::vector<std::string> parameterNames() const override {
-    std::vector<std::string> n = {"P1", "P2", "P3", "Q1", "Q2", "Q3", "t_on", "t_off", "KA1", "KA2", "KA3"};
-    for (PetscInt b = 0; b < nBus; ++b) n.push_back("Vm" + std::to_string(b + 1));
-    for (PetscInt b = 0; b < nBus; ++b) n.push_back("th" + std::to_string(b + 1));
-    if (s_.governors)
-      for (PetscInt g = 0; g < nGen; ++g) n.push_back("R" + std::to_string(g + 1));
+    const Layout &L = s_.layout;
+    std::vector<std::string> n(L.numParams());
+    for (PetscInt g = 0; g < areaGens * L.paramAreas; ++g) {
+      const std::string k = std::to_string(g + 1);
+      n[L.pP(g)] = "P" + k, n[L.pQ(g)] = "Q" + k, n[L.pKA(g)] = "KA" + k;
+      if (L.governors) n[L.pR(g)] = "R" + k;
+    }
+    n[L.pTon()] = "t_on", n[L.pToff()] = "t_off";
+    for (PetscInt b = 0; b < areaBuses * L.paramAreas; ++b) n[L.pVm(b)] = "Vm" + std::to_string(b + 1), n[L.pTh(b)] = "th" + std::to_string(b + 1);
     return n;
   }
 
   // Limiter ℓ's name: VRg (exciter) or Pvg (governor valve of generator g).
-  std::string limiterName(PetscInt l) const { return (l < nGen ? "VR" : "Pv") + std::to_string(l % nGen + 1); }
-  // The state a limiter holds.
-  PetscInt limitedState(PetscInt l) const { return l < nGen ? gs(l, 8) : gov(l - nGen, 0); }
+  std::string limiterName(PetscInt l) const {
+    const PetscInt n = s_.layout.numGens();
+    return (l < n ? "VR" : "Pv") + std::to_string(l % n + 1);
+  }
+  // The state limiter ℓ holds.
+  PetscInt limitedState(PetscInt l) const {
+    const PetscInt n = s_.layout.numGens();
+    return l < n ? s_.layout.gs(l, 8) : s_.layout.gov(l - n, 0);
+  }
 
-  PetscInt numGuards() const override { return 4 * numLimiters(); }
+  PetscInt numGuards() const override { return 4 * s_.layout.numLimiters(); }
   GuardInfo guardInfo(PetscInt j) const override {
     const std::string n = limiterName(j / 4);
     switch (j % 4) {
@@ -646,14 +776,15 @@ public:
     default: {
       // u is the state after the fault switched and the network was re-solved. An exciter
       // limiter whose free VR' now points back into the band is released (no crossing would ever
-      // report it). The leave-guards depend on the state only (Vref, KA are states), so p is not
-      // needed. The governor valves' free rates read differential states only (ω, x1, Pm), which
-      // do not jump at the fault: nothing to check for them.
+      // report it). The exciters' leave-guards depend on the state only (Vref, KA are states), so
+      // p is not needed (the placeholder below only keeps the governors' guards finite). A
+      // governor valve's free rate reads differential states only (x1, ω, Pm), which do not jump
+      // at a fault: nothing to check there.
       std::vector<PetscScalar> local(numGuards(), 0.0), all(numGuards(), 0.0);
-      const std::vector<PetscReal> unused(numParameters(), 1.0);
-      PetscCall(guards(t, u, ModeContext{unused, d}, local.data()));
+      const std::vector<PetscReal> placeholder(s_.layout.numParams(), 1.0);
+      PetscCall(guards(t, u, ModeContext{placeholder, d}, local.data()));
       PetscCallMPI(MPI_Allreduce(local.data(), all.data(), (int)numGuards(), MPIU_SCALAR, MPIU_SUM, comm()));
-      for (PetscInt g = 0; g < nGen; ++g) {
+      for (PetscInt g = 0; g < s_.layout.numGens(); ++g) {
         const PetscScalar rate = all[4 * g + LeaveMax];  // = free VR' (same value for LeaveMin)
         PetscInt &flag = d[limiterFlag(g)];
         if ((flag == 1 && rate < 0) || (flag == -1 && rate > 0)) flag = 0;
@@ -664,13 +795,28 @@ public:
   }
 
 private:
+  std::vector<PetscReal> nominalParameters() const {
+    const Layout &L = s_.layout;
+    std::vector<PetscReal> p(L.numParams());
+    for (PetscInt g = 0; g < areaGens * L.paramAreas; ++g) {
+      p[L.pP(g)] = P0[g % areaGens], p[L.pQ(g)] = Q0[g % areaGens], p[L.pKA(g)] = 20.0;
+      if (L.governors) p[L.pR(g)] = s_.R;
+    }
+    p[L.pTon()] = 1.0, p[L.pToff()] = 1.2;
+    for (PetscInt b = 0; b < areaBuses * L.paramAreas; ++b) {
+      const PetscInt k = b % areaBuses;
+      p[L.pVm(b)] = std::hypot(V0[2 * k], V0[2 * k + 1]), p[L.pTh(b)] = std::atan2(V0[2 * k + 1], V0[2 * k]);
+    }
+    return p;
+  }
   static std::vector<PetscInt> guardsOf(PetscInt l) { return {4 * l + HitMax, 4 * l + HitMin, 4 * l + LeaveMax, 4 * l + LeaveMin}; }
   // Rows written by generatorStart for generator g.
   std::vector<PetscInt> generatorStartRows(PetscInt g) const {
+    const Layout &L = s_.layout;
     std::vector<PetscInt> r;
-    for (PetscInt k = 0; k < genStates; ++k) r.push_back(gs(g, k));
-    r.push_back(vref(g)), r.push_back(ka(g)), r.push_back(pm(g));
-    if (s_.governors) r.push_back(gov(g, 0)), r.push_back(gov(g, 1));
+    for (PetscInt k = 0; k < genStates; ++k) r.push_back(L.gs(g, k));
+    r.push_back(L.vref(g)), r.push_back(L.ka(g)), r.push_back(L.pm(g));
+    if (L.governors) r.push_back(L.gov(g, 0)), r.push_back(L.gov(g, 1));
     return r;
   }
 
@@ -680,7 +826,7 @@ private:
 class FrequencyCost : public LocalKernelCost {
 public:
   FrequencyCost(const Grid &grid, PetscInt g, const Settings &s) : LocalKernelCost(grid), g_(g) {
-    add(FrequencyViolation{s.fmax, s.fmin, s.sigma, s.eta}, {{gs(g, 3)}, {}, {}, {}});
+    add(FrequencyViolation{s.fmax, s.fmin, s.sigma, s.eta}, {{grid.layout().gs(g, 3)}, {}, {}, {}});
   }
   std::string name() const override { return "H" + std::to_string(g_ + 1); }
 
@@ -690,6 +836,7 @@ private:
 
 } // namespace wecc9
 
+#ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 using namespace wecc9;
 
 // Value of global entry i of v on every rank.
@@ -819,9 +966,14 @@ int main(int argc, char **argv) {
   {
     Settings s;
     PetscInt faultBus1 = s.faultBus + 1;
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-areas", &s.layout.areas, nullptr));
+    s.layout.paramAreas = s.layout.areas;
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-param_areas", &s.layout.paramAreas, nullptr));
     PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-fault_bus", &faultBus1, nullptr));
     s.faultBus = faultBus1 - 1;
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-rfault", &s.rfault, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tie_r", &s.tieR, nullptr));
+    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tie_x", &s.tieX, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-freq_max", &s.fmax, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-freq_min", &s.fmin, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-sigma", &s.sigma, nullptr));
@@ -833,7 +985,7 @@ int main(int argc, char **argv) {
     s.init = (Init)init;
     PetscBool governors = PETSC_FALSE;
     PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-governors", &governors, nullptr));
-    s.governors = governors;
+    s.layout.governors = governors;
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T1", &s.tgov.T1, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T2", &s.tgov.T2, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T3", &s.tgov.T3, nullptr));
@@ -842,32 +994,41 @@ int main(int argc, char **argv) {
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_Vmax", &s.tgov.Vmax, nullptr));
     PetscCheck(s.tgov.T1 > 0 && s.tgov.T3 > 0 && s.tgov.T2 >= 0 && s.tgov.Vmin < s.tgov.Vmax, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
                "wecc9: TGOV1 needs T1 > 0, T3 > 0, T2 >= 0 and Vmin < Vmax");
+    const Layout &L = s.layout;
+    PetscInt costGens = L.numGens();
+    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-cost_generators", &costGens, nullptr));
+    PetscCheck(costGens >= 0 && costGens <= L.numGens(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: -cost_generators must be 0..%" PetscInt_FMT, L.numGens());
 
     Grid grid(s);
     PetscCall(grid.build());
     std::vector<std::unique_ptr<FrequencyCost>> costs;
-    for (PetscInt g = 0; g < nGen; ++g) {
+    for (PetscInt g = 0; g < costGens; ++g) {
       costs.push_back(std::make_unique<FrequencyCost>(grid, g, s));
       PetscCall(costs.back()->setUp());
     }
 
     std::vector<PetscReal> p = grid.defaultParameters();
     const auto pnames = grid.parameterNames();
-    for (size_t k = 0; k < pnames.size(); ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
-    PetscCheck(p[pTon] < p[pToff], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied before it is cleared (t_on < t_off)");
-    if (s.governors)
-      for (PetscInt g = 0; g < nGen; ++g) PetscCheck(p[pR + g] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the droop R%d must be positive", (int)g + 1);
-    if (s.init == Init::PowerFlow) {
-      const auto pf = grid.powerFlow(p);
-      PetscCheck(pf.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
-                 "wecc9: the initial power flow does not converge for these parameters (mismatch %g after 30 Newton steps)", (double)pf.mismatch);
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: power flow (slack bus 1): P1 = %.12f, Q1..Q3 = %.12f %.12f %.12f\n", (double)pf.P[0],
-                            (double)pf.Q[0], (double)pf.Q[1], (double)pf.Q[2]));
-      PetscReal dV = 0;  // distance to ex9bus' V0 (its power flow at the default parameters)
-      for (PetscInt b = 0; b < nBus; ++b)
-        dV = std::max(dV, std::hypot(pf.v.Vm[b] * std::cos(pf.v.th[b]) - V0[2 * b], pf.v.Vm[b] * std::sin(pf.v.th[b]) - V0[2 * b + 1]));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: power flow: max |V - V0(ex9bus)| = %.3e\n", (double)dV));
-    }
+    for (PetscInt k = 0; k < L.numParams(); ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
+    PetscCheck(p[L.pTon()] < p[L.pToff()], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied before it is cleared (t_on < t_off)");
+    if (L.governors)
+      for (PetscInt g = 0; g < areaGens * L.paramAreas; ++g)
+        PetscCheck(p[L.pR(g)] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the droop R%" PetscInt_FMT " must be positive", g + 1);
+    if (s.init == Init::PowerFlow)
+      for (PetscInt a = 0; a < L.paramAreas; ++a) {
+        const auto pf = grid.powerFlow(p, a);
+        PetscCheck(pf.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
+                   "wecc9: the initial power flow of area %" PetscInt_FMT " does not converge for these parameters (mismatch %g after 30 Newton steps)", a + 1,
+                   (double)pf.mismatch);
+        if (a) continue;
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: power flow (slack bus 1): P1 = %.12f, Q1..Q3 = %.12f %.12f %.12f\n", (double)pf.P[0],
+                              (double)pf.Q[0], (double)pf.Q[1], (double)pf.Q[2]));
+        PetscReal dV = 0;  // distance to ex9bus' V0 (its power flow at the default parameters)
+        for (PetscInt b = 0; b < areaBuses; ++b)
+          dV = std::max(dV, std::hypot(pf.v.Vm[b] * std::cos(pf.v.th[b]) - V0[2 * b], pf.v.Vm[b] * std::sin(pf.v.th[b]) - V0[2 * b + 1]));
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: power flow: max |V - V0(ex9bus)| = %.3e\n", (double)dV));
+      }
     PetscBool checkStart = PETSC_FALSE;
     PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-wecc9_check_start", &checkStart, nullptr));
     if (checkStart) PetscCall(checkInitialState(grid, p));
@@ -906,26 +1067,26 @@ int main(int argc, char **argv) {
 
     PetscReal tf = solver.finalTime();
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: fault at bus %" PetscInt_FMT " on [%g, %g], T = %g, %" PetscInt_FMT " steps, %zu events\n",
-                          s.faultBus + 1, (double)p[pTon], (double)p[pToff], (double)tf, solver.stats().steps, solver.events().size()));
+                          s.faultBus + 1, (double)p[L.pTon()], (double)p[L.pToff()], (double)tf, solver.stats().steps, solver.events().size()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "limiter events:\n"));
     for (const auto &r : solver.events().records()) {
-      for (PetscInt l = 0; l < grid.numLimiters(); ++l) {
+      for (PetscInt l = 0; l < L.numLimiters(); ++l) {
         const PetscInt a = r.before[limiterFlag(l)], b = r.after[limiterFlag(l)];
         if (a == b) continue;
         PetscScalar x;
         PetscCall(globalEntry(r.uplus, grid.limitedState(l), &x));
-        const std::string n = grid.limiterName(l), kind = l < nGen ? "VR" : "Pv";
-        const std::string what = (b == 1 ? "hits " : b == -1 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
+        const std::string n = grid.limiterName(l), kind = l < L.numGens() ? "VR" : "Pv";
+        const std::string what = (b != 0 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s %s (%s)  %s = %.10g\n", (double)r.time, n.c_str(), what.c_str(), r.name.c_str(),
                               kind.c_str(), (double)x));
       }
     }
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states:\n"));
-    for (PetscInt g = 0; g < nGen; ++g) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states%s:\n", L.areas > 1 ? " (area 1)" : ""));
+    for (PetscInt g = 0; g < areaGens; ++g) {
       PetscScalar delta, w, VR;
-      PetscCall(globalEntry(solver.finalState(), gs(g, 2), &delta));
-      PetscCall(globalEntry(solver.finalState(), gs(g, 3), &w));
-      PetscCall(globalEntry(solver.finalState(), gs(g, 8), &VR));
+      PetscCall(globalEntry(solver.finalState(), L.gs(g, 2), &delta));
+      PetscCall(globalEntry(solver.finalState(), L.gs(g, 3), &w));
+      PetscCall(globalEntry(solver.finalState(), L.gs(g, 8), &VR));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen %" PetscInt_FMT ": delta = %.10f  f = %.10f Hz  VR = %.10f\n", g + 1, (double)delta,
                             (double)(w / (2 * PETSC_PI)), (double)VR));
     }
@@ -937,8 +1098,10 @@ int main(int argc, char **argv) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     }
     const auto names = grid.parameterNames();
-    PetscCall(printGradientTable("forward sensitivities dH/dp", solver.forwardGradientP(), names));
-    PetscCall(printGradientTable("adjoint gradients dH/dp", solver.adjointGradientP(), names));
+    if (L.areas == 1) {  // larger grids: the summary JSON has the full gradients
+      PetscCall(printGradientTable("forward sensitivities dH/dp", solver.forwardGradientP(), names));
+      PetscCall(printGradientTable("adjoint gradients dH/dp", solver.adjointGradientP(), names));
+    }
     if (!solver.forwardGradientP().empty() && !solver.adjointGradientP().empty()) {
       PetscReal diff = 0, scale = 0;
       for (size_t k = 0; k < solver.adjointGradientP().size(); ++k)
@@ -953,9 +1116,9 @@ int main(int argc, char **argv) {
     if (!gP.empty()) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sensitivities of frequency violations to dispatch at t = %g (%s):\n        %12s %12s %12s\n", (double)tf,
                             !solver.adjointGradientP().empty() ? "adjoint" : "forward", "P_g^1", "P_g^2", "P_g^3"));
-      for (PetscInt k = 0; k < nGen; ++k)
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-4" PetscInt_FMT " %12.6f %12.6f %12.6f\n", k + 1, (double)gP[k][pP], (double)gP[k][pP + 1],
-                              (double)gP[k][pP + 2]));
+      for (PetscInt k = 0; k < std::min<PetscInt>(areaGens, (PetscInt)gP.size()); ++k)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-4" PetscInt_FMT " %12.6f %12.6f %12.6f\n", k + 1, (double)gP[k][L.pP(0)], (double)gP[k][L.pP(1)],
+                              (double)gP[k][L.pP(2)]));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "timing: solve%s%s %.4f s\n", solver.forwardSensitivities() ? " + forward sensitivities" : "",
                           solver.adjoint() ? " + adjoint" : "", wall));
@@ -965,3 +1128,4 @@ int main(int argc, char **argv) {
   PetscCall(PetscFinalize());
   return 0;
 }
+#endif
