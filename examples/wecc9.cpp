@@ -6,13 +6,16 @@
 // (hybridsens/ad_local.hpp): every component is written once as a template and all derivatives
 // (Jacobian, ∂f/∂p, guard gradients, ∂u0/∂p) come from Sacado.
 //
-// State (ex9bus' ordering, 45 entries + 6 constant states):
+// State (ex9bus' ordering, 45 entries, then 12 constant states, then 6 governor states):
 //   generator g (rows 9g..9g+8): E'q, E'd, δ, ω (differential), Id, Iq (algebraic stator
 //   currents), Efd, RF, VR (IEEE type-1 exciter, differential);
 //   bus b (rows 27+2b, 27+2b+1): Vr, Vi (algebraic, rectangular coordinates);
-//   rows 45+2g, 46+2g: Vref_g and KA_g held as constant states (ẋ = 0, x(0) from p) so that the
-//   limiter tests run at a fault clearing need only the state (see limiter_check below).
-// Generator g (two-axis model, M = 2H/ω_s, D = 0.1 M, TM = P_g):
+//   constant states (ẋ = 0, x(0) from the initialization): rows 45+2g, 46+2g Vref_g and KA_g (so
+//   that the limiter tests run at a fault clearing need only the state, see limiter_check
+//   below), rows 51+g Pm_g (mechanical power: TM, or the governor's Pref), rows 54+l the loads'
+//   reference |V0| (they come out of the power flow, so they cannot be parameters);
+//   with -governors rows 57+2g, 58+2g the TGOV1 valve x1 and turbine x2 of generator g.
+// Generator g (two-axis model, M = 2H/ω_s, D = 0.1 M, TM = Pm_g without governors):
 //   T'd0 E'q' = −E'q − (Xd − X'd) Id + Efd        T'q0 E'd' = −E'd + (Xq − X'q) Iq
 //   δ' = ω − ω_s                                  M ω' = TM − E'd Id − E'q Iq − (X'q − X'd) Id Iq − D (ω − ω_s)
 //   0 = stator: [Rs, −X'q; X'd, Rs]⁻¹ applied to (Vd − E'd, Vq − E'q) + (Id, Iq)
@@ -35,16 +38,48 @@
 //   fault clearing only — its check evaluates the pre-clearing voltages with the reversed sign,
 //   so it releases a limiter at VRmax whenever the free VR' was still positive before the
 //   clearing; in the default scenario both release at the clearing).
-// Initial state: ex9bus' power-flow solution V0 and dispatch (P, Q); the generator and exciter
-//   states, Vref = |V| + VR/KA and TM = P follow from (P_g, Q_g, V0) by the same closed form,
-//   differentiated; the engine re-solves the network (algebraic part) consistently.
-// Parameters p (29): P1..P3, Q1..Q3 (dispatch), t_on, t_off (fault times), KA1..KA3 (exciter gains),
-//   Vm1..Vm9, th1..th9 (magnitudes and angles of the initial bus voltages, seed 002's 24 with the
-//   dispatch). The voltages enter u0 through the generator closed form (generator buses) and the
-//   loads' reference |V0| (load buses); buses 4, 7, 9 carry neither (zero sensitivity). A changed
-//   voltage or dispatch is NOT re-solved into a new power flow: u0(p) follows the closed form and
-//   the engine makes the network consistent at t = 0, so away from the nominal p the system
-//   starts slightly off equilibrium (as in seed 002, where these are parameters of u0).
+// Governors (-governors; seed 002 §V.C uses TGOV1): per generator a TGOV1 steam turbine-governor
+//   (PSS/E TGOV1, data per unit of the machine rating S_g, k = S_g / 100 MVA):
+//     T1 x1' = Pref − k Δω/R − x1  with the valve x1 ∈ k [Vmin, Vmax] (non-windup limiter: the
+//     same kernel code and hit/leave state events as the exciters' VR, guards named Pv<g>_...),
+//     T3 x2' = x1 − x2,   TM = x2 + (T2/T3)(x1 − x2) − k Dt Δω,   Δω = (ω − ω_s)/ω_s,
+//   Pref = Pm_g (at rest at t = 0). Data: R = 0.05, T1 = 0.5, T2 = 3, T3 = 10, Vmax = 1, Vmin = 0,
+//   Dt = 0 — the typical values of IEC 61970 CIM GovSteam0 (the CIM form of PSS/E TGOV1);
+//   ratings 247.5, 192, 128 MVA (Anderson & Fouad, Power System Control and Stability, Table 2.1).
+//   R_g are parameters; -tgov_T1, -tgov_T2, -tgov_T3, -tgov_Dt, -tgov_Vmin, -tgov_Vmax set the rest.
+//   With the defaults no valve limit is reached in the default scenario (the valve of
+//   generator 3 closes to 0.26 of 1.28); -tgov_Vmin 0.5 makes it hit its minimum at 2.25 s and
+//   leave it at 2.31 s. Measured (T = 20): H_i drop from (0.104, 0.211, 0.256) to (0.057, 0.131,
+//   0.176), and the centre-of-inertia frequency error over [15, 20] s from 1.5e-2 to 1.8e-3 Hz.
+// Initial state (-wecc9_init power_flow, the default): the AC power flow for the current p —
+//   slack bus 1 (Vm1, θ1 given), PV buses 2, 3 (P2, P3, Vm2, Vm3 given), PQ buses with the loads'
+//   (P, Q) drawn at their power-flow |V| — solved by Newton on the 14 mismatch equations (θ2..θ9,
+//   Vm4..Vm9 unknown) built from the same Ybus data; P1, Q1..Q3 and the loads' reference |V| come
+//   out of it, then every generator is put at rest by ex9bus' closed form (Vref = |V| + VR/KA,
+//   Pm = P). ∂u0/∂p is exact: after the double Newton solve two Newton steps are repeated in the
+//   Sacado type of the start kernel, the first of which is x* − F_x⁻¹F(x*, p) with F(x*) = 0, i.e.
+//   exactly the implicit derivative −F_x⁻¹F_p (the second makes second derivatives exact as
+//   well); chained with the closed form by the same AD. u0 is then an equilibrium for every p
+//   (|f(u0)| ≤ 3e-14 measured at P2 = 1.7); at the default p the power flow reproduces ex9bus' V0
+//   to 3.5e-14 and the trajectory of the closed form below (H_i to 8.5e-11).
+//   (The model's initialState callbacks are final in LocalKernelModel; the power flow lives in a
+//   start kernel with an initialState template like any other, so ∂u0/∂p and the second-order
+//   product come from the library's machinery.)
+//   -wecc9_init closed_form: no re-solve; each generator's state follows the closed form from its
+//   own (P_g, Q_g, Vm, θ of its bus), the loads' reference |V0| is the parameter Vm of the load bus,
+//   and the engine makes the network consistent at t = 0 — away from the nominal p the system then
+//   starts off equilibrium (|f(u0)| = 6.7e-2 at P2 = 1.7). The original formulation of this
+//   example; tests/example_wecc9.py and example_wecc9_areas.py run it so that every voltage
+//   parameter moves u0.
+//   -wecc9_check_start prints |f(u0)| and compares ∂u0/∂p with central differences of u0.
+// Parameters p (29, 32 with governors): P1..P3, Q1..Q3 (dispatch), t_on, t_off (fault times),
+//   KA1..KA3 (exciter gains), Vm1..Vm9, th1..th9 (magnitudes and angles of the initial bus
+//   voltages, seed 002's 24 with the dispatch), with -governors R1..R3 (droops). With the power-flow
+//   start the outputs of the power flow — P1 (slack), Q1..Q3, Vm4..Vm9, θ2..θ9 — have zero
+//   sensitivity, like seed 002 Table V's P_g^1 column (exactly 0: generator 1 is the slack);
+//   θ1 turns every angle alike, to which the model is invariant (its sensitivity is round-off).
+//   With the closed form the voltages enter u0 through the generators (generator buses) and the
+//   loads' reference |V0| (load buses); buses 4, 7, 9 carry neither.
 // Costs (seed 002 eq. 30): H_i = σ ∫ max(0, f_i − f⁺, f⁻ − f_i)^η dt per generator, f_i = ω_i/2π
 //   in Hz, f± = 60 ± 0.5 Hz, σ = 1, η = 2 (options -freq_max, -freq_min, -sigma, -eta).
 //
@@ -53,13 +88,16 @@
 // Several areas (-areas N): N copies of the 9-bus system, area a+1 tied to area a by two lines
 // (R + jX = 0.01 + 0.1j by default, -tie_r/-tie_x) between their buses 5 and between their buses 8.
 // The ties join buses of equal power-flow voltage, so they carry no current at t = 0 and every
-// area starts at ex9bus' equilibrium (tested: drift 2e-11 without a fault). Generators and buses
+// area starts at ex9bus' equilibrium (tested: drift 2e-11 without a fault). The power-flow start
+// solves each area's own 9-bus power flow (the ties are not part of it): with off-nominal
+// parameters in one area the ties then carry current at t = 0 and the start is off equilibrium
+// (|f(u0)| = 0.13 at P2 = 1.7 with 3 areas). Generators and buses
 // are numbered globally (bus b of area a is 9(a−1)+b; -fault_bus 16 faults bus 7 of area 2); the
 // parameters of the first K areas are parameters (-param_areas K, default all: 27K + 2), the other
 // areas use the nominal data as constants; -cost_generators M keeps H_1..H_M (default all).
-// 112 areas = 1008 buses, 5712 states, 336 generators: the benchmark system of bench/grid_timing.py.
+// 112 areas = 1008 buses, 6384 states (57 per area), 336 generators: the benchmark system of bench/grid_timing.py.
 //
-// Verified (tests/example_wecc9.py, tests/peer_wecc9_ex9bus.py): same limiter events as ex9bus
+// Verified (tests/example_wecc9.py, example_wecc9_init_gov.py, peer_wecc9_ex9bus.py): same limiter events as ex9bus
 // (times to 1.8e-9, states to 2.4e-8 relative); adjoint = forward to ~5e-14; adjoint vs central
 // differences ≤ 2e-8 (dispatch, voltages, KA, fault times), also with 4 hits and 4 releases;
 // 1-3 ranks equal to ≤ 1e-13. Fault times ON the step grid (the default 1.0 and 1.2 with dt =
@@ -77,7 +115,10 @@
 //   mpiexec -n 3 build/examples/wecc9 -hs_adjoint -pc_factor_mat_solver_type mumps
 //   build/examples/wecc9 -fault_bus 7 -t_off 1.1 -ts_max_time 3 -hs_summary wecc9.json
 //   build/examples/wecc9 -areas 112 -param_areas 1 -cost_generators 3 -hs_adjoint   # 1008 buses
-// Options: -areas, -param_areas, -cost_generators, -tie_r, -tie_x, -fault_bus (1-based global, default 9), -rfault, every parameter by its name (-P2 1.7,
+//   build/examples/wecc9 -P2 1.7 -wecc9_check_start              # re-solved power flow, ∂u0/∂p vs FD
+//   build/examples/wecc9 -governors -tgov_Vmin 0.5 -hs_adjoint -hs_forward   # TGOV1, valve limit hit
+// Options: -wecc9_init power_flow|closed_form, -wecc9_check_start, -governors, -tgov_T1 ... -tgov_Vmax,
+// -areas, -param_areas, -cost_generators, -tie_r, -tie_x, -fault_bus (1-based global, default 9), -rfault, every parameter by its name (-P2 1.7,
 // -t_off 1.15, -KA3 25, -Vm5 1.0, ...), -freq_max, -freq_min, -sigma, -eta,
 // -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py).
 #include <hybridsens/ad_local.hpp>
