@@ -15,7 +15,7 @@ Costs: -cost_generators M keeps the frequency-violation metrics H_1..H_M.
 Finite differences: central differences need 2 simulations per parameter; they are timed on
 --fd-params parameters and the per-parameter cost is multiplied out (labelled so).
 """
-import argparse, os, re, subprocess
+import argparse, json, os, re, subprocess, tempfile
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", default="build")
@@ -44,9 +44,12 @@ def timed(areas, opts):
 
 def table(areas, cases):
     buses = 9 * areas
-    print(f"\n{buses} buses ({areas} area{'s' if areas > 1 else ''}, {51 * areas} states, {3 * areas} generators), "
-          f"T = {a.T}, {a.np} rank{'s' if a.np > 1 else ''}, best of {a.reps}:")
-    sim = timed(areas, ["-param_areas", "1", "-cost_generators", "3"])
+    with tempfile.TemporaryDirectory() as d:
+        summary = os.path.join(d, "s.json")
+        sim = timed(areas, ["-param_areas", "1", "-cost_generators", "3", "-hs_summary", summary])
+        run = json.load(open(summary))
+    print(f"\n{buses} buses ({areas} area{'s' if areas > 1 else ''}, {len(run['final_state'])} states, {3 * areas} generators), "
+          f"T = {a.T}, {run['stats']['steps']} steps, {len(run['events'])} events, {a.np} rank{'s' if a.np > 1 else ''}, best of {a.reps}:")
     print(f"  {'simulation':44s} {sim:9.3f} s   1.00 x simulation")
     times = {}
     for label, Kreq, Mreq, mode in cases:
