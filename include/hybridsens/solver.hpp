@@ -42,6 +42,33 @@ struct AdjointSample {
 };
 using AdjointMonitor = std::function<PetscErrorCode(const AdjointSample &)>;
 
+// What the forward solve shows a forward monitor (Solver::setForwardMonitor), in time order:
+// the state u, the sensitivities S = du/d(p, u0[chosen]) (nullptr without forward
+// sensitivities) and the running part of every cost at one step boundary t_n. At each boundary:
+// `StepEnd` — what the step produced (u(t_n⁻) if a transition follows; step 0: the consistent
+// initial state); then one `AfterTransition` per transition at t_n (`event` names it; u, S are
+// the right limits after it); then `AfterMeasurements` if a measurement sits at t_n.
+// running[k] = ∫_{t0}^{t_n} r_k dt + the measurements of cost k taken so far: J_k without its
+// terminal part, i.e. what a solve ending at t_n would return for a cost without one;
+// runningGradient[k][j] its derivative (columns like S: parameters, then initial-state
+// components; empty without forward sensitivities). At a StepEnd these are the exact
+// derivatives of the computed trajectory (with the discrete event derivative, the correction
+// of the step after an event included) and equal what a solve ending at t_n returns; at an
+// AfterTransition they are the jump's right limit, which uses the continuous −u̇⁺ τ_p for the
+// event-time motion (the next StepEnd replaces it by the step's exact derivative).
+struct ForwardSample {
+  enum Kind { StepEnd, AfterTransition, AfterMeasurements };
+  Kind kind;
+  PetscInt step;
+  PetscReal time;
+  const EventRecord *event;  // AfterTransition only, else nullptr
+  Vec u;                     // read only
+  Mat S;                     // n × columns, rows distributed like u; read only; nullptr without sensitivities
+  const std::vector<PetscScalar> &running;
+  const std::vector<std::vector<PetscScalar>> &runningGradient;
+};
+using ForwardMonitor = std::function<PetscErrorCode(const ForwardSample &)>;
+
 struct SolveStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
   double wallSeconds = 0;         // the forward solve (with the tangent-linear model if on)
@@ -73,6 +100,9 @@ public:
   void setAdjoint(bool on) { adjoint_ = on; }
   // Called collectively during every reverse sweep (see AdjointSample); empty: none.
   void setAdjointMonitor(AdjointMonitor m) { adjointMonitor_ = std::move(m); }
+  // Called collectively during every forward solve (see ForwardSample), also the re-solves of
+  // checkGradient; empty: none.
+  void setForwardMonitor(ForwardMonitor m) { forwardMonitor_ = std::move(m); }
   bool forwardSensitivities() const { return forward_; }
   bool adjoint() const { return adjoint_; }
   // Hessians (hybridsens/hessian.hpp) with respect to (parameters, chosen initial-state
@@ -155,6 +185,7 @@ private:
   std::unique_ptr<JumpAlgebra> jumps_;
   std::unique_ptr<ForwardSensitivity> fwd_;
   AdjointMonitor adjointMonitor_;
+  ForwardMonitor forwardMonitor_;
   double adjointSeconds_ = 0;
   std::vector<PetscScalar> objective_;
   std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_, adjGradP_, adjGradU0_;

@@ -150,10 +150,11 @@ PetscErrorCode Solver::solve() {
     PetscCall(checkSensitivityConfiguration(ts_, *dyn_, false));
     PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));
   }
-  if (forward_ || !costs_.empty() || !outputTimes_.empty()) {
+  if (forward_ || !costs_.empty() || !outputTimes_.empty() || forwardMonitor_) {
     // Forward sensitivities, or (without jumps) just the objective values and outputs.
     fwd_ = std::make_unique<ForwardSensitivity>(*engine_, *costEval_, forward_ ? jumps_.get() : nullptr, u0Indices_);
     fwd_->setOutputTimes(outputTimes_);
+    fwd_->setMonitor(forwardMonitor_);
     PetscCall(fwd_->setUp(t0, u0_));
     engine_->addObserver(fwd_.get());
   }

@@ -5,6 +5,7 @@
 
 #include <petsc/private/tsimpl.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace hybridsens {
@@ -29,6 +30,7 @@ PetscErrorCode ForwardSensitivity::setUp(PetscReal t0, Vec u0) {
   PetscInt n, Ng, lo, hi;
   PetscFunctionBeginUser;
   q_.assign(costs_.size(), 0.0);
+  measured_ = costs_.measurementTimes();
   if (!ru_) PetscCall(VecDuplicate(u0, &ru_));
   if (!gu_) PetscCall(VecDuplicate(u0, &gu_));
   if (!work_) PetscCall(VecDuplicate(u0, &work_));
@@ -107,15 +109,28 @@ PetscErrorCode ForwardSensitivity::addQuadrature(PetscReal weight, PetscReal t, 
   PetscFunctionReturn(0);
 }
 
+// Collective: the monitor sees the state, S and the running costs as they are now.
+PetscErrorCode ForwardSensitivity::report(ForwardSample::Kind kind, PetscInt step, PetscReal t, const EventRecord *event) {
+  static const std::vector<std::vector<PetscScalar>> none;
+  Vec X;
+  PetscFunctionBeginUser;
+  if (!monitor_) PetscFunctionReturn(0);
+  PetscCall(TSGetSolution(engine_.ts(), &X));
+  PetscCall(monitor_(ForwardSample{kind, step, t, event, X, S_, q_, S_ ? dq_ : none}));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) {
   PetscFunctionBeginUser;
-  if (step == 0) PetscFunctionReturn(0);
-  PetscCall(stepQuadrature(tprev, t));
-  // The step after an event: the start-time part of the discrete event derivative (after the
-  // quadrature, which saw the uncorrected S; the correction's own quadrature is in it).
-  const EventTangents *tangents = jumps_ ? jumps_->tangents() : nullptr;
-  if (tangents && tangents->correctedByLastStep() >= 0)
-    PetscCall(jumps_->forwardCorrection(*tangents->at((size_t)tangents->correctedByLastStep()), lastTau_, S_, dq_));
+  if (step > 0) {
+    PetscCall(stepQuadrature(tprev, t));
+    // The step after an event: the start-time part of the discrete event derivative (after the
+    // quadrature, which saw the uncorrected S; the correction's own quadrature is in it).
+    const EventTangents *tangents = jumps_ ? jumps_->tangents() : nullptr;
+    if (tangents && tangents->correctedByLastStep() >= 0)
+      PetscCall(jumps_->forwardCorrection(*tangents->at((size_t)tangents->correctedByLastStep()), lastTau_, S_, dq_));
+  }
+  PetscCall(report(ForwardSample::StepEnd, step, t, nullptr));
   PetscFunctionReturn(0);
 }
 
@@ -155,14 +170,16 @@ PetscErrorCode ForwardSensitivity::stepQuadrature(PetscReal tprev, PetscReal t) 
 
 PetscErrorCode ForwardSensitivity::transitionApplied(const EventRecord &r) {
   PetscFunctionBeginUser;
-  if (!jumps_) PetscFunctionReturn(0);  // values only: the objective itself does not jump
-  PetscCall(jumps_->prepare(r, engine_.log().size() - 1, J_, true));
-  PetscCall(jumps_->forward(r, J_, S_, dq_, lastTau_));
+  if (jumps_) {  // else values only: the objective itself does not jump
+    PetscCall(jumps_->prepare(r, engine_.log().size() - 1, J_, true));
+    PetscCall(jumps_->forward(r, J_, S_, dq_, lastTau_));
+  }
+  PetscCall(report(ForwardSample::AfterTransition, r.step, r.time, &r));
   PetscFunctionReturn(0);
 }
 
 // Measurements at t observe the state after every transition at t: J += g, dJ += g_u S + g_p.
-PetscErrorCode ForwardSensitivity::instantCompleted(PetscInt, PetscReal t) {
+PetscErrorCode ForwardSensitivity::instantCompleted(PetscInt step, PetscReal t) {
   Dynamics &dyn = engine_.dynamics();
   const PetscInt np = dyn.numParameters(), N = dyn.numSensitivityColumns();
   Vec X;
@@ -189,6 +206,7 @@ PetscErrorCode ForwardSensitivity::instantCompleted(PetscInt, PetscReal t) {
     PetscCall(columnDots(S_, gu_, N, d));
     for (PetscInt j = 0; j < N; ++j) dq_[k][j] += d[j] + (j < np ? gp[j] : 0.0);
   }
+  if (std::find(measured_.begin(), measured_.end(), t) != measured_.end()) PetscCall(report(ForwardSample::AfterMeasurements, step, t, nullptr));
   PetscFunctionReturn(0);
 }
 

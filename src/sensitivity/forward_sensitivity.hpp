@@ -9,6 +9,7 @@
 #include "engine/engine.hpp"
 #include "jump/jump_algebra.hpp"
 #include "sensitivity/cost_evaluator.hpp"
+#include "hybridsens/solver.hpp"
 
 #include <vector>
 
@@ -38,6 +39,7 @@ public:
   Vec outputState(size_t i) const { return i < outStates_.size() ? outStates_[i] : nullptr; }
   Mat outputSensitivities(size_t i) const { return i < outS_.size() ? outS_[i] : nullptr; }
   const std::vector<PetscInt> &u0Indices() const { return u0Indices_; }
+  void setMonitor(ForwardMonitor m) { monitor_ = std::move(m); }
 
   PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) override;
   PetscErrorCode transitionApplied(const EventRecord &r) override;
@@ -46,6 +48,7 @@ public:
 private:
   PetscErrorCode addQuadrature(PetscReal weight, PetscReal t, Vec u, Mat Su);
   PetscErrorCode stepQuadrature(PetscReal tprev, PetscReal t);
+  PetscErrorCode report(ForwardSample::Kind kind, PetscInt step, PetscReal t, const EventRecord *event);
 
   Engine &engine_;
   CostEvaluator &costs_;
@@ -60,6 +63,8 @@ private:
   std::vector<PetscReal> outputTimes_;
   std::vector<Vec> outStates_;  // per output time (nullptr until reached)
   std::vector<Mat> outS_;
+  ForwardMonitor monitor_;
+  std::vector<PetscReal> measured_;  // every measurement time (AfterMeasurements samples)
 };
 
 } // namespace hybridsens
