@@ -106,6 +106,7 @@
 #include <petscmat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -485,22 +486,19 @@ public:
   // ---- time events -----------------------------------------------------------------------------
   PetscInt numTimeEvents() const final { return (PetscInt)timeEvents_.size(); }
   TimeEventInfo timeEvent(PetscInt k, const std::vector<PetscReal> &p) const final {
-    const int np = (int)p.size();
-    const TimeScalar T = evaluateTime(k, p, nullptr);
     TimeEventInfo info;
     info.name = timeEvents_[k].name;
-    info.time = T.val().val();
-    if (np) {
-      info.dtime_dp.resize(np);
-      for (int i = 0; i < np; ++i) info.dtime_dp[i] = T.dx(i).val();
-    }
+    info.dtime_dp.resize(p.size());
+    evaluateTime(k, p, nullptr, &info.time, info.dtime_dp.data(), nullptr);
+    if (p.empty()) info.dtime_dp.clear();
     return info;
   }
   PetscErrorCode timeEventHessianProduct(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp, PetscScalar *outP) const final {
+    PetscReal T;
+    std::vector<PetscReal> dT(p.size());
     PetscFunctionBeginUser;
     PetscCheck(k >= 0 && k < numTimeEvents(), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "timeEventHessianProduct: no time event %" PetscInt_FMT, k);
-    const TimeScalar T = evaluateTime(k, p, dp);
-    for (size_t i = 0; i < p.size(); ++i) outP[i] = T.dx((int)i).dx(0);
+    evaluateTime(k, p, dp, &T, dT.data(), outP);
     PetscFunctionReturn(0);
   }
 
@@ -584,12 +582,30 @@ public:
   }
 
 private:
-  // T_k(p) with p seeded (outer) and dp (inner direction; none when null).
-  TimeScalar evaluateTime(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp) const {
-    const int np = (int)p.size();
+  // T_k(p) into *T, ∂T/∂p into dT and, when Hdp is given, T_pp dp into Hdp (np entries each):
+  // p seeded (outer Fad) and dp (inner direction; none when null). The outer directions are
+  // seeded a chunk of C ≈ √np parameters at a time, the others passive: seeding all np at once
+  // would cost O(np²) per call (np Fads of np derivatives; 3000 parameters of a grid: 144 MB),
+  // chunks cost O(np·(np/C + C)). Each derivative comes out as with all directions seeded.
+  void evaluateTime(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp, PetscReal *T, PetscReal *dT, PetscReal *Hdp) const {
+    using Inner = TimeScalar::value_type;
+    const int np = (int)p.size(), C = std::max(1, (int)std::ceil(std::sqrt((double)np)));
     std::vector<TimeScalar> pf(np);
-    for (int i = 0; i < np; ++i) pf[i] = ad::detail::seed2(np, i, p[i], dp ? dp[i] : 0.0);
-    return timeEvents_[k].time(pf.data());
+    auto inner = [&](int i) {
+      Inner in(1, p[i]);
+      in.fastAccessDx(0) = dp ? dp[i] : 0.0;
+      return in;
+    };
+    for (int c0 = 0; c0 == 0 || c0 < np; c0 += C) {
+      const int c1 = std::min(np, c0 + C);
+      for (int i = 0; i < np; ++i) pf[i] = i >= c0 && i < c1 ? TimeScalar(c1 - c0, i - c0, inner(i)) : TimeScalar(inner(i));
+      const TimeScalar Tk = timeEvents_[k].time(pf.data());
+      if (c0 == 0) *T = Tk.val().val();
+      for (int i = c0; i < c1; ++i) {
+        dT[i] = Tk.dx(i - c0).val();
+        if (Hdp) Hdp[i] = Tk.dx(i - c0).dx(0);
+      }
+    }
   }
 
   struct GuardSlot {

@@ -52,12 +52,11 @@ PetscErrorCode JumpAlgebra::applyPhiU(const EventRecord &r, Vec v, Vec out) {
 PetscErrorCode JumpAlgebra::parameterJacobians(const EventRecord &r) {
   const auto &model = dyn_.model();
   PetscFunctionBeginUser;
-  if (!Rp_) {
-    PetscCall(dyn_.createDenseParameterMatrix(&Rp_));
-    PetscCall(dyn_.createDenseParameterMatrix(&phiP_));
-  }
   hasRp_ = terms_.reset && model.hasReset(r.id) && dyn_.numParameters() > 0;
   if (hasRp_) {
+    // Dense n × N: allocated only once an event with a reset needs it (a grid with thousands
+    // of parameters would otherwise allocate and zero hundreds of MB for nothing).
+    if (!Rp_) PetscCall(dyn_.createDenseParameterMatrix(&Rp_));
     PetscCall(MatZeroEntries(Rp_));
     HS_USER_CALL(dyn_.comm(), "resetJacobianP", model.resetJacobianP(r.id, r.time, r.uminus, dyn_.context(r.before), Rp_));
     PetscCall(MatAssemblyBegin(Rp_, MAT_FINAL_ASSEMBLY));
@@ -72,6 +71,7 @@ PetscErrorCode JumpAlgebra::parameterJacobians(const EventRecord &r) {
 PetscErrorCode JumpAlgebra::phiP() {
   const PetscInt np = dyn_.numParameters();
   PetscFunctionBeginUser;
+  if (!phiP_) PetscCall(dyn_.createDenseParameterMatrix(&phiP_));  // forward sweep only
   PetscCall(MatZeroEntries(phiP_));
   for (PetscInt j = 0; j < np; ++j) {
     Vec col, out;

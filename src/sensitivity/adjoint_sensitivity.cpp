@@ -1,6 +1,7 @@
 #include "sensitivity/adjoint_sensitivity.hpp"
 
 #include "sensitivity/configuration.hpp"
+#include "util/dense_columns.hpp"
 #include "util/gather.hpp"
 #include "util/user_call.hpp"
 
@@ -240,29 +241,22 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     for (size_t i = 0; i < u0Indices.size(); ++i) out.gradientU0[k][i] = wall[u0Indices[i]];
     if (!np) continue;
     PetscCall(gatherToAll(mu_[k], muall));
-    Vec wx, wy, gpj;
+    // (∂u0/∂p)_xᵀ w_x and g_pᵀ w_y as one transposed product each (columnDots).
+    std::vector<PetscScalar> d, gy(np, 0.0);
+    Vec wx, wy;
     PetscCall(VecDuplicate(w, &wx));
-    PetscCall(VecDuplicate(w, &gpj));
-    PetscCall(VecDuplicate(w, &wy));
     PetscCall(VecCopy(w, wx));
     PetscCall(dyn.zeroAlgebraic(wx));
-    PetscCall(VecCopy(w, wy));
-    PetscCall(dyn.zeroDifferential(wy));
-    for (PetscInt j = 0; j < np; ++j) {
-      Vec col;
-      PetscScalar d, gy = 0;
-      PetscCall(MatDenseGetColumnVecRead(du0dp, j, &col));
-      PetscCall(VecDot(col, wx, &d));
-      PetscCall(MatDenseRestoreColumnVecRead(du0dp, j, &col));
-      if (dyn.isDAE()) {
-        PetscCall(dyn.parameterColumn(j, gpj));
-        PetscCall(VecDot(gpj, wy, &gy));
-      }
-      out.gradientP[k][j] = muall[j] + muExtra[k][j] + d - gy;
+    PetscCall(columnDots(du0dp, wx, np, d));
+    if (dyn.isDAE()) {
+      PetscCall(VecDuplicate(w, &wy));
+      PetscCall(VecCopy(w, wy));
+      PetscCall(dyn.zeroDifferential(wy));
+      PetscCall(columnDots(dyn.parameterJacobian(), wy, np, gy));
+      PetscCall(VecDestroy(&wy));
     }
+    for (PetscInt j = 0; j < np; ++j) out.gradientP[k][j] = muall[j] + muExtra[k][j] + d[j] - gy[j];
     PetscCall(VecDestroy(&wx));
-    PetscCall(VecDestroy(&gpj));
-    PetscCall(VecDestroy(&wy));
   }
   PetscCall(VecDestroy(&w));
   PetscCall(MatDestroy(&du0dp));

@@ -1,5 +1,5 @@
-// Column-wise dot products of a dense matrix with a vector: out[j] = Σ_i M(i,j) v(i), the
-// same on every rank (one reduction per column).
+// Column-wise dot products of a matrix (dense or sparse) with a vector: out[j] = Σ_i M(i,j) v(i)
+// for j < ncols, the same on every rank (one transposed product).
 #pragma once
 
 #include <petscmat.h>
