@@ -7,7 +7,8 @@
 // with its COUPLING: the global state entries it reads, the residual rows it adds to, the
 // parameters and the guards it owns. LocalKernelModel then is a complete HybridModel and
 // SecondOrderModel: residual, sparse Jacobian (PETSc AIJ preallocated from the couplings),
-// ∂f/∂p, ∂f/∂t (explicitTime() is true: kernels may depend on t), guards with γ_u/γ_t/γ_p,
+// ∂f/∂p, ∂f/∂t (explicitTime() is true: kernels may depend on t), guards with γ_u/γ_t/γ_p and
+// their rates γ_t + γ_u u̇ (one directional derivative per guard kernel),
 // u0(p) and ∂u0/∂p, resets with R_u v, R_uᵀw, R_p, R_t, time events T(p) with ∂T/∂p, and the
 // second-order products of hybridsens/second_order.hpp — each kernel differentiated with a
 // fixed-size SFad (DFad for kernels whose sizes vary per instance), in parallel.
