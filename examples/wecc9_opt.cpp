@@ -3,7 +3,7 @@
 // as the full hybrid problem (exciter limiters as state events) with PETSc TAO (BLMVM, bounds)
 // and hybridsens' discrete adjoint gradient.
 //
-// Model: examples/wecc9.cpp (included below without its driver): the DAE of ex9bus/ex9busopt —
+// Model: examples/power/wecc9_grid.hpp (wecc9's model, included below): the DAE of ex9bus/ex9busopt —
 // two-axis machines, IEEE type-1 exciters, constant-impedance loads, current balance in
 // rectangular coordinates, a shunt fault at bus 9 (Rfault = 1e-4) switched on at t_on = 1.0 and
 // off at t_off = 1.2 (time events; the network is re-solved at each switch), and the exciters'
@@ -91,8 +91,7 @@
 //   build/examples/wecc9_opt -limiters 0 -optimize 0     # ex9busopt's model at its start point
 //   build/examples/wecc9_opt -optimize 0 -hs_forward -hs_adjoint -hs_summary s.json
 //   mpiexec -n 2 build/examples/wecc9_opt -fd 0                # MUMPS; same iterates
-#define HYBRIDSENS_EXAMPLE_NO_MAIN
-#include "wecc9.cpp"
+#include "power/wecc9_grid.hpp"
 
 #include <petsctao.h>
 
