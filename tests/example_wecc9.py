@@ -22,7 +22,9 @@ Checks:
   * 1, 2 (MUMPS) and 3 (redundant LU, wecc9's default for small grids) MPI ranks give the same events, objectives and gradients
     ≤ 1e-12 (T = 1.3).
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, os
+import wecc9_support as support
+from wecc9_support import check, finish, relmax
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
@@ -34,22 +36,10 @@ OFFGRID = ["-t_on", "1.0025", "-t_off", "1.2025"]
 # one of these parameters then moves u0, so the FD sample below (Q3, Vm5, th2, ...) is not
 # trivially zero. The power-flow start (the default) is tested in example_wecc9_init_gov.py.
 INIT = ["-wecc9_init", "closed_form"]
-failures = 0
-
-
-def check(ok, msg):
-    global failures
-    print(("  ok   " if ok else "  FAIL ") + msg)
-    if not ok:
-        failures += 1
 
 
 def run(opts, np=1):
-    with tempfile.TemporaryDirectory() as d:
-        summary = os.path.join(d, "s.json")
-        cmd = ([args.mpiexec, "-n", str(np)] if np > 1 else []) + [exe, "-hs_forward_u0", "-1", "-hs_summary", summary] + INIT + opts
-        subprocess.run(cmd, capture_output=True, text=True, check=True)
-        return json.load(open(summary))
+    return support.run(exe, ["-hs_forward_u0", "-1"] + INIT + opts, np, args.mpiexec)
 
 
 def at(p):
@@ -61,11 +51,6 @@ def at(p):
 
 def index(name):
     return NAMES.index(name)
-
-
-def relmax(a, b):
-    scale = max(abs(x) for row in b for x in row)
-    return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)) / scale
 
 
 def limiter_events(s):
@@ -190,5 +175,4 @@ for np, extra in ((2, ["-pc_factor_mat_solver_type", "mumps"]), (3, [])):
     dfwd = relmax(sp["forward_gradient"]["p"], s["forward_gradient"]["p"])
     check(max(dt, dobj, dgrad, dfwd) <= 1e-12, f"{np} ranks: event times {dt:.1e}, objectives {dobj:.1e}, adjoint {dgrad:.1e}, forward {dfwd:.1e} <= 1e-12")
 
-print("FAILED" if failures else "PASSED", f"({failures} failures)")
-sys.exit(1 if failures else 0)
+finish()

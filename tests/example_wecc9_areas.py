@@ -14,7 +14,9 @@ Checks:
   * -fault_bus 16 (bus 7 of area 2) moves the fault to area 2;
   * 1, 2 (MUMPS) and 3 ranks give the same events, objectives and gradients ≤ 1e-12.
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse, os
+import wecc9_support as support
+from wecc9_support import check, finish, relmax
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
@@ -25,36 +27,14 @@ exe = os.path.join(args.build, "examples", "wecc9")
 # start they are outputs of the power flow with zero sensitivity); see example_wecc9_init_gov.py.
 INIT = ["-wecc9_init", "closed_form"]
 BASE = INIT + ["-areas", "2", "-t_on", "1.0025", "-t_off", "1.2025", "-ts_max_time", "1.6"]
-failures = 0
 
 
-def check(ok, msg):
-    global failures
-    print(("  ok   " if ok else "  FAIL ") + msg)
-    if not ok:
-        failures += 1
-
-
-def run(opts, np=1):
-    with tempfile.TemporaryDirectory() as d:
-        summary = os.path.join(d, "s.json")
-        cmd = ([args.mpiexec, "-n", str(np)] if np > 1 else []) + [exe, "-hs_forward_u0", "-1", "-hs_summary", summary] + opts
-        subprocess.run(cmd, capture_output=True, text=True, check=True)
-        return json.load(open(summary))
-
-
-def relmax(a, b):
-    scale = max(abs(x) for row in b for x in row)
-    return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)) / scale
+def run(opts, np=1, states=False):
+    return support.run(exe, ["-hs_forward_u0", "-1"] + opts, np, args.mpiexec, states)
 
 
 # ---- equilibrium of tied areas --------------------------------------------------------------
-s = run(INIT + ["-areas", "3", "-t_on", "5", "-t_off", "6", "-ts_max_time", "0.5"])
-with tempfile.TemporaryDirectory() as d:
-    csv = os.path.join(d, "u.csv")
-    subprocess.run([exe] + INIT + ["-areas", "3", "-t_on", "5", "-t_off", "6", "-ts_max_time", "0.5", "-wecc9_states", csv],
-                   capture_output=True, text=True, check=True)
-    rows = [list(map(float, l.split(","))) for l in open(csv)]
+rows = run(INIT + ["-areas", "3", "-t_on", "5", "-t_off", "6", "-ts_max_time", "0.5"], states=True)["states"]
 u0, uT = rows[0][1:], rows[-1][1:]
 drift = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(u0, uT))
 check(len(u0) == 3 * 57 and drift < 1e-8, f"3 tied areas without a fault stay at rest: drift {drift:.1e} < 1e-8 over {len(rows) - 1} steps")
@@ -128,5 +108,4 @@ for np_, extra in [(2, ["-pc_factor_mat_solver_type", "mumps"]), (3, ["-pc_facto
     dg = relmax(r["gradient"]["p"], ref["gradient"]["p"])
     check(same_events and dobj <= 1e-12 and dg <= 1e-12, f"{np_} ranks: same events, objectives {dobj:.1e}, gradients {dg:.1e} (<= 1e-12)")
 
-print("FAILED" if failures else "PASSED")
-sys.exit(1 if failures else 0)
+finish()

@@ -20,14 +20,15 @@ released at the clearing):
     starts with lambda = dpsi/du at T (1 at VR3 for [VR3](T));
   * 2 ranks write the same CSV files (<= 1e-12 relative).
 """
-import argparse, csv, json, math, os, subprocess, sys, tempfile
+import argparse, csv, math, os, subprocess, tempfile
+import wecc9_support as support
+from wecc9_support import check, finish
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
 ap.add_argument("--mpiexec", default="mpiexec")
 args = ap.parse_args()
 exe = os.path.join(args.build, "examples", "wecc9")
-failures = 0
 TMP = tempfile.mkdtemp()
 BASE = ["-t_on", "1.0025", "-t_off", "1.2025", "-ts_max_time", "2.0", "-hs_forward_u0", "-1"]
 TERMINAL = "delta2-delta1,VR3"
@@ -36,18 +37,8 @@ USER = ["-wecc9_terminal_cost", TERMINAL, "-wecc9_integral_cost", INTEGRAL]
 NAMES_EXPECTED = ["H1", "H2", "H3", "[delta2-delta1](T)", "[VR3](T)", "int[dw3]^2", "int[Vm9-1]^2"]
 
 
-def check(ok, msg):
-    global failures
-    print(("  ok   " if ok else "  FAIL ") + msg)
-    if not ok:
-        failures += 1
-
-
 def run(opts, np=1, tag="s"):
-    summary = os.path.join(TMP, tag + ".json")
-    cmd = ([args.mpiexec, "-n", str(np)] if np > 1 else []) + [exe, "-hs_summary", summary] + opts
-    subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return json.load(open(summary))
+    return support.run(exe, opts, np, args.mpiexec, summary=os.path.join(TMP, tag + ".json"))
 
 
 def fails(opts):
@@ -178,5 +169,4 @@ for which in (0, 1):
     diff = max(abs(float(ra[c]) - float(rb[c])) for ra, rb in zip(a, b) for c in num) / scale if same else float("inf")
     check(same and diff <= 1e-12, f"{'forward' if which == 0 else 'adjoint'} CSV at 2 ranks = 1 rank ({len(a)} lines, {diff:.1e})")
 
-print("FAILED" if failures else "PASSED", f"({failures} failures)")
-sys.exit(1 if failures else 0)
+finish()

@@ -27,7 +27,9 @@ Governors:
     terms the gradient w.r.t. R3 is wrong by > 1 % (with the valve free: < 1e-6);
   * 2 ranks (MUMPS) = 1 rank <= 1e-12; two areas with the power-flow start: adjoint = forward.
 """
-import argparse, json, math, os, re, subprocess, sys, tempfile
+import argparse, math, os, re
+import wecc9_support as support
+from wecc9_support import check, finish, relmax
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
@@ -35,28 +37,10 @@ ap.add_argument("--mpiexec", default="mpiexec")
 args = ap.parse_args()
 exe = os.path.join(args.build, "examples", "wecc9")
 OFFGRID = ["-t_on", "1.0025", "-t_off", "1.2025"]
-failures = 0
-
-
-def check(ok, msg):
-    global failures
-    print(("  ok   " if ok else "  FAIL ") + msg)
-    if not ok:
-        failures += 1
 
 
 def run(opts, np=1, states=False):
-    with tempfile.TemporaryDirectory() as d:
-        summary, csv = os.path.join(d, "s.json"), os.path.join(d, "u.csv")
-        cmd = ([args.mpiexec, "-n", str(np)] if np > 1 else []) + [exe, "-hs_forward_u0", "-1", "-hs_summary", summary] + opts
-        if states:
-            cmd += ["-wecc9_states", csv]
-        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-        s = json.load(open(summary))
-        s["stdout"] = out
-        if states:
-            s["states"] = [list(map(float, l.split(","))) for l in open(csv)]
-        return s
+    return support.run(exe, ["-hs_forward_u0", "-1"] + opts, np, args.mpiexec, states)
 
 
 def start_check(opts):
@@ -68,11 +52,6 @@ def start_check(opts):
     rel2 = float(re.search(r"lambda\^T du0/dp: max error \S+ \(relative (\S+),", out).group(1))
     check(rel2 <= 1e-7, f"{' '.join(opts) or 'default p'}: (lambda^T u0)_pp dp vs central differences of lambda^T du0/dp {rel2:.1e} <= 1e-7")
     return f, rel, cols, out
-
-
-def relmax(a, b):
-    scale = max(abs(x) for row in b for x in row)
-    return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)) / scale
 
 
 def at(names, p):
@@ -199,5 +178,4 @@ a2 = run(["-areas", "2", "-governors", "-ts_max_time", "1.5", "-hs_adjoint", "-h
 af = relmax(a2["gradient"]["p"], a2["forward_gradient"]["p"])
 check(af <= 1e-12, f"two areas, power-flow start and governors: adjoint = forward {af:.2e} <= 1e-12")
 
-print("FAILED" if failures else "PASSED", f"({failures} failures)")
-sys.exit(1 if failures else 0)
+finish()

@@ -21,7 +21,8 @@ Checks:
     gradient equals central differences of ex9busopt's objective ≤ 1e-6. ex9busopt's own
     adjoint gradient is printed next to them (on PETSc 3.18.5 it is wrong; not asserted).
 """
-import argparse, os, re, subprocess, sys
+import argparse, os, re, subprocess
+from wecc9_support import check, finish
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
@@ -32,14 +33,6 @@ args = ap.parse_args()
 exe = os.path.join(args.build, "examples", "wecc9_opt")
 START = [0.69, 1.59, 0.69]
 SECOND = [0.6, 1.7, 0.75]
-failures = 0
-
-
-def check(ok, msg):
-    global failures
-    print(("  ok   " if ok else "  FAIL ") + msg)
-    if not ok:
-        failures += 1
 
 
 def run(opts):
@@ -182,5 +175,4 @@ if args.peer and args.trace and args.petsc_data:
 else:
     print("  (no --peer/--trace/--petsc-data: PETSc's ex9busopt not compared)")
 
-print("FAILED" if failures else "PASSED")
-sys.exit(1 if failures else 0)
+finish()

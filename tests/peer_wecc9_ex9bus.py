@@ -24,7 +24,8 @@ Known differences, documented rather than hidden:
 Scenarios: ex9bus' default (fault at bus 9, 1.0-1.2 s, T = 5), a fault at bus 7 cleared at 1.1 s
 to T = 3 (another VR hits its limit), and the clearing at 1.3 s (the documented difference).
 """
-import argparse, os, re, shutil, struct, subprocess, sys, tempfile
+import argparse, os, re, shutil, struct, subprocess, tempfile
+from wecc9_support import check, finish
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
@@ -33,14 +34,6 @@ args = ap.parse_args()
 ours = os.path.abspath(os.path.join(args.build, "examples", "wecc9"))
 peer = os.path.abspath(os.path.join(args.build, "tests", "petsc_ex9bus"))
 NSTATE = 45
-failures = 0
-
-
-def check(ok, msg):
-    global failures
-    print(("  ok   " if ok else "  FAIL ") + msg)
-    if not ok:
-        failures += 1
 
 
 def read_petsc_aij(path):
@@ -137,5 +130,4 @@ worst = max(abs(x[i] - peer_by_t[round(t, 9)][i]) / max(abs(peer_by_t[round(t, 9
             for t, x in ot if t <= 1.3 + 1e-9 and round(t, 9) in peer_by_t for i in range(NSTATE))
 check(worst <= 1e-5, f"up to the clearing the states agree to {worst:.2e} <= 1e-5")
 
-print("FAILED" if failures else "PASSED", f"({failures} failures)")
-sys.exit(1 if failures else 0)
+finish()
