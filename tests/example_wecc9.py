@@ -22,15 +22,10 @@ Checks:
   * 1, 2 (MUMPS) and 3 (redundant LU, wecc9's default for small grids) MPI ranks give the same events, objectives and gradients
     ≤ 1e-12 (T = 1.3).
 """
-import argparse, os
 import wecc9_support as support
 from wecc9_support import check, finish, relmax
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True)
-ap.add_argument("--mpiexec", default="mpiexec")
-args = ap.parse_args()
-exe = os.path.join(args.build, "examples", "wecc9")
+args, exe = support.arguments()
 OFFGRID = ["-t_on", "1.0025", "-t_off", "1.2025"]
 # The closed-form start (u0 from each generator's own P, Q, |V|, θ, no power-flow re-solve): every
 # one of these parameters then moves u0, so the FD sample below (Q3, Vm5, th2, ...) is not

@@ -14,15 +14,10 @@ Checks:
   * -fault_bus 16 (bus 7 of area 2) moves the fault to area 2;
   * 1, 2 (MUMPS) and 3 ranks give the same events, objectives and gradients ≤ 1e-12.
 """
-import argparse, os
 import wecc9_support as support
 from wecc9_support import check, finish, relmax
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True)
-ap.add_argument("--mpiexec", default="mpiexec")
-args = ap.parse_args()
-exe = os.path.join(args.build, "examples", "wecc9")
+args, exe = support.arguments()
 # The closed-form start keeps every area's Vm, θ parameters live (with the default power-flow
 # start they are outputs of the power flow with zero sensitivity); see example_wecc9_init_gov.py.
 INIT = ["-wecc9_init", "closed_form"]

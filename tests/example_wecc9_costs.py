@@ -20,15 +20,11 @@ released at the clearing):
     starts with lambda = dpsi/du at T (1 at VR3 for [VR3](T));
   * 2 ranks write the same CSV files (<= 1e-12 relative).
 """
-import argparse, csv, math, os, subprocess, tempfile
+import csv, math, os, subprocess, tempfile
 import wecc9_support as support
 from wecc9_support import check, finish
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True)
-ap.add_argument("--mpiexec", default="mpiexec")
-args = ap.parse_args()
-exe = os.path.join(args.build, "examples", "wecc9")
+args, exe = support.arguments()
 TMP = tempfile.mkdtemp()
 BASE = ["-t_on", "1.0025", "-t_off", "1.2025", "-ts_max_time", "2.0", "-hs_forward_u0", "-1"]
 TERMINAL = "delta2-delta1,VR3"

@@ -27,15 +27,11 @@ Governors:
     terms the gradient w.r.t. R3 is wrong by > 1 % (with the valve free: < 1e-6);
   * 2 ranks (MUMPS) = 1 rank <= 1e-12; two areas with the power-flow start: adjoint = forward.
 """
-import argparse, math, os, re
+import math, re
 import wecc9_support as support
 from wecc9_support import check, finish, relmax
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--build", required=True)
-ap.add_argument("--mpiexec", default="mpiexec")
-args = ap.parse_args()
-exe = os.path.join(args.build, "examples", "wecc9")
+args, exe = support.arguments()
 OFFGRID = ["-t_on", "1.0025", "-t_off", "1.2025"]
 
 

@@ -1,6 +1,6 @@
 """Helpers shared by the Python tests over examples/wecc9 and wecc9_opt: the ok/FAIL tally, one
 run of an example with its JSON summary, and the relative difference of two gradient tables."""
-import json, os, subprocess, sys, tempfile
+import argparse, json, os, subprocess, sys, tempfile
 
 failures = 0
 
@@ -38,3 +38,12 @@ def relmax(a, b):
     """max |a − b| over two tables (rows of numbers), relative to max |b|."""
     scale = max(abs(x) for row in b for x in row)
     return max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)) / scale
+
+
+def arguments(example="wecc9"):
+    """--build and --mpiexec of the tests over examples/wecc9; (args, path of the example)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--mpiexec", default="mpiexec")
+    args = ap.parse_args()
+    return args, os.path.join(args.build, "examples", example)
