@@ -67,7 +67,7 @@ def table(areas, cases):
             per.append(timed(areas, ["-param_areas", "1", "-cost_generators", "3", "-" + n, repr(nominal[n] * (1 + sign * 1e-6))]))
             fd_solves += 1
     per_solve = sum(per) / len(per)
-    for K in sorted({min(K, areas) for _, K, _, _ in cases}):
+    for K in sorted({min(K, areas) for _, K, _, mode in cases if mode == "forward"}):
         np_ = 27 * K + 2
         print(f"  {'central differences, %d parameters' % np_:44s} {2 * np_ * per_solve:9.3f} s  {2 * np_ * per_solve / sim:5.2f} x simulation"
               f"   (2·{np_} solves at {per_solve:.3f} s, timed on {fd_solves})")
@@ -76,12 +76,14 @@ def table(areas, cases):
 
 if a.areas > 1:
     big = [("forward, {np} parameters", 1, 3, "forward"), ("forward, {np} parameters", 4, 3, "forward"),
-           ("forward, {np} parameters", 13, 3, "forward"), ("adjoint, {M} costs, {np} parameters", 13, 3, "adjoint"),
+           ("forward, {np} parameters", 13, 3, "forward"), ("forward, {np} parameters", 20, 3, "forward"),
+           ("adjoint, {M} costs, {np} parameters", 13, 3, "adjoint"), ("adjoint, {M} costs, {np} parameters", 112, 3, "adjoint"),
            ("adjoint, {M} costs, {np} parameters", 13, 54, "adjoint"), ("adjoint, {M} costs, {np} parameters", 1, 3, "adjoint")]
     sim, t = table(a.areas, big)
     print(f"  adjoint (3 costs) / simulation: {t[('adjoint', 13, 3)] / sim:.2f}   (goal <= 2)")
     print(f"  forward / adjoint at 29 parameters: {t[('forward', 1, 3)] / t[('adjoint', 1, 3)]:.2f}   at 110: "
           f"{t[('forward', 4, 3)] / t[('adjoint', 13, 3)]:.2f}   at 353: {t[('forward', 13, 3)] / t[('adjoint', 13, 3)]:.2f}"
+          f"   at 542: {t[('forward', 20, 3)] / t[('adjoint', 13, 3)]:.2f}"
           f"   (seed 002: 2.4 at 24 on 9 buses, 7.7 at 344 on 118 buses)")
 small = [("forward, {np} parameters", 1, 3, "forward"), ("adjoint, {M} costs, {np} parameters", 1, 3, "adjoint")]
 sim, t = table(1, small)
