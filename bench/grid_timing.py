@@ -77,13 +77,15 @@ def table(areas, cases):
 if a.areas > 1:
     big = [("forward, {np} parameters", 1, 3, "forward"), ("forward, {np} parameters", 4, 3, "forward"),
            ("forward, {np} parameters", 13, 3, "forward"), ("forward, {np} parameters", 20, 3, "forward"),
+           ("forward, {np} parameters", 30, 3, "forward"),
            ("adjoint, {M} costs, {np} parameters", 13, 3, "adjoint"), ("adjoint, {M} costs, {np} parameters", 112, 3, "adjoint"),
            ("adjoint, {M} costs, {np} parameters", 13, 54, "adjoint"), ("adjoint, {M} costs, {np} parameters", 1, 3, "adjoint")]
     sim, t = table(a.areas, big)
     print(f"  adjoint (3 costs) / simulation: {t[('adjoint', 13, 3)] / sim:.2f}   (goal <= 2)")
     print(f"  forward / adjoint at 29 parameters: {t[('forward', 1, 3)] / t[('adjoint', 1, 3)]:.2f}   at 110: "
           f"{t[('forward', 4, 3)] / t[('adjoint', 13, 3)]:.2f}   at 353: {t[('forward', 13, 3)] / t[('adjoint', 13, 3)]:.2f}"
-          f"   at 542: {t[('forward', 20, 3)] / t[('adjoint', 13, 3)]:.2f}"
+          f"   at 542 and 812 (against the adjoint at 3026): {t[('forward', 20, 3)] / t[('adjoint', 112, 3)]:.2f}, "
+          f"{t[('forward', 30, 3)] / t[('adjoint', 112, 3)]:.2f}"
           f"   (seed 002: 2.4 at 24 on 9 buses, 7.7 at 344 on 118 buses)")
 small = [("forward, {np} parameters", 1, 3, "forward"), ("adjoint, {M} costs, {np} parameters", 1, 3, "adjoint")]
 sim, t = table(1, small)
