@@ -126,6 +126,8 @@
 //   build/examples/wecc9                                          # limiter events, H_i
 //   build/examples/wecc9 -hs_adjoint -hs_forward                  # ∂H_i/∂p both ways
 //   mpiexec -n 3 build/examples/wecc9 -hs_adjoint -pc_factor_mat_solver_type mumps
+//     (without a -pc_type / -pc_factor_mat_solver_type, grids under 1000 states run redundant LU in parallel)
+//   build/examples/wecc9 -t_on 0.1 -t_off 0.2 -ts_max_time 1 -hs_adjoint   # seed 002's scenario: H1 = 0, P_g^1 column 0
 //   build/examples/wecc9 -fault_bus 7 -t_off 1.1 -ts_max_time 3 -hs_summary wecc9.json
 //   build/examples/wecc9 -areas 112 -param_areas 1 -cost_generators 3 -hs_adjoint   # 1008 buses
 //   build/examples/wecc9 -P2 1.7 -wecc9_check_start              # re-solved power flow, ∂u0/∂p vs FD
