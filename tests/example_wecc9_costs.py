@@ -17,7 +17,7 @@ released at the clearing):
     integral costs, the VR3 row for the terminal cost VR3); at t = 1.5 the running integral's
     gradient equals a solve ending there (<= 1e-12); the VR3 row is zero (<= 1e-12 of its scale)
     from the limiter hit (its right limit) to the release, and not before the hit; the adjoint CSV
-    starts with lambda = dpsi/du at T (1 at VR3 for [VR3](T));
+    starts with lambda = dpsi/du at T (1 at VR3 for [VR3](T)) and lambda at VR3 jumps at the hit;
   * 2 ranks write the same CSV files (<= 1e-12 relative).
 """
 import csv, math, os, subprocess, tempfile
@@ -149,6 +149,13 @@ A = rows(adj)
 check(float(A[0]["t"]) == 2.0 and float(A[0]["lambda[[VR3](T)]:VR3"]) == 1.0 and float(A[0]["lambda[[VR3](T)]:VR1"]) == 0.0,
       "adjoint CSV starts at T with lambda = dpsi/du for [VR3](T)")
 check(any(r["kind"] == "event" and r["event"] == "VR3_hits_max" for r in A), "adjoint CSV has the VR3 hit")
+# The adjoint jumps at the limiter hit (seed 002 Fig. 7): λ at V_R3 as the later steps left it
+# (arrived, t_hit⁺) against its left limit after the transposed jump (the sweep runs backwards).
+ai = next(i for i, r in enumerate(A) if r["event"] == "VR3_hits_max")
+lam = lambda r: float(r["lambda[[VR3](T)]:VR3"])
+jump = abs(lam(A[ai - 1]) - lam(A[ai]))
+check(A[ai - 1]["kind"] == "arrived" and A[ai - 1]["t"] == A[ai]["t"] and jump > 0.5 * abs(lam(A[ai - 1])) > 0,
+      f"λ of [VR3](T) at V_R3 jumps at the hit: {lam(A[ai - 1]):.3e} -> {lam(A[ai]):.3e}")
 
 # ---- 2 ranks write the same files ----------------------------------------------------------------
 SHORT = ["-t_on", "1.0025", "-t_off", "1.2025", "-ts_max_time", "1.3", "-hs_forward_u0", "-1", "-hs_forward", "-hs_adjoint"] + USER
