@@ -36,10 +36,11 @@
 //   build/examples/bouncing_ball -q0 5 -ts_type cn
 //   mpiexec -n 3 build/examples/bouncing_ball
 //   build/examples/bouncing_ball -hs_forward     (ψ and dψ/d(q0, e, q(0), v(0))), prints
-//     objective: psi = 218.568265722417
+//     objective: psi = 218.568265722416
 //     forward sensitivities:
-//       cost          d/dq0            d/de        d/dq(0)        d/dv(0)
-//       psi    30.169950235  512.390738363   30.169950235   -0.996842155
+//       cost            d/dq0             d/de         d/du0[0]         d/du0[1]
+//       psi   3.016995023e+01  5.123907384e+02  3.016995023e+01 -9.968421547e-01
+//   (u0[0] = q(0), u0[1] = v(0); with -hs_adjoint also the adjoint table and their difference)
 // Prints each impact (time, modes, q⁻, v⁻, v⁺), the final state and, with -hs_forward, the
 // objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>
@@ -234,19 +235,6 @@ private:
   }
 };
 
-// Entry i of a vector whose entries all live on rank 0 (meaningful on rank 0 only, which is
-// the rank PetscPrintf prints from).
-static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
-  const PetscScalar *a;
-  PetscInt n;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayRead(v, &a));
-  *value = i < n ? a[i] : 0;
-  PetscCall(VecRestoreArrayRead(v, &a));
-  PetscFunctionReturn(0);
-}
-
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Bouncing ball (impacts with a velocity reset) with hybridsens.\n"));
   {
@@ -271,33 +259,19 @@ int main(int argc, char **argv) {
                           solver.events().size()));
     for (const auto &r : solver.events().records()) {
       PetscScalar q, vminus, vplus;
-      PetscCall(entryOnRankZero(r.uminus, 0, &q));
-      PetscCall(entryOnRankZero(r.uminus, 1, &vminus));
-      PetscCall(entryOnRankZero(r.uplus, 1, &vplus));
+      PetscCall(vecEntry(r.uminus, 0, &q));
+      PetscCall(vecEntry(r.uminus, 1, &vminus));
+      PetscCall(vecEntry(r.uplus, 1, &vplus));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.17g  %s mode %s -> %s  q- = %.17g  v- = %.17g  v+ = %.17g\n",
                             (double)r.time, r.name.c_str(), describe(r.before).c_str(), describe(r.after).c_str(),
                             (double)q, (double)vminus, (double)vplus));
     }
     PetscScalar q, v;
-    PetscCall(entryOnRankZero(solver.finalState(), 0, &q));
-    PetscCall(entryOnRankZero(solver.finalState(), 1, &v));
+    PetscCall(vecEntry(solver.finalState(), 0, &q));
+    PetscCall(vecEntry(solver.finalState(), 1, &v));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)solver.finalTime(),
                           (double)q, (double)v));
-    const auto &u0idx = solver.initialStateSensitivityIndices();
-    auto table = [&](const char *title, const std::vector<std::vector<PetscScalar>> &gp,
-                     const std::vector<std::vector<PetscScalar>> &gu) -> PetscErrorCode {
-      PetscFunctionBeginUser;
-      if (gp.empty()) PetscFunctionReturn(0);
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-4s %14s %14s", title, "cost", "d/dq0", "d/de"));
-      for (PetscInt i : u0idx) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %14s", i == 0 ? "d/dq(0)" : i == 1 ? "d/dv(0)" : "?"));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  %-4s %14.9f %14.9f", "psi", (double)gp[0][0], (double)gp[0][1]));
-      for (size_t i = 0; i < u0idx.size(); ++i) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %14.9f", (double)gu[0][i]));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-      PetscFunctionReturn(0);
-    };
-    if (!solver.objective().empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: psi = %.15g\n", (double)solver.objective()[0]));
-    PetscCall(table("forward sensitivities", solver.forwardGradientP(), solver.forwardGradientU0()));
-    PetscCall(table("adjoint gradients", solver.adjointGradientP(), solver.adjointGradientU0()));
+    PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }

@@ -35,8 +35,8 @@
 //   build/examples/galan_scalar -hs_forward -ts_dt 1e-3   (G and dG/d(p, x(0))), prints
 //     objective: G = 20.0290746533597
 //     forward sensitivities:
-//       cost                 d/dp             d/dx0(0)
-//       G         -2.311953107444       1.249710601554
+//       cost             d/dp         d/du0[0]
+//       G    -2.311953107e+00  1.249710602e+00
 // Prints each event (time, guard, modes, state x at the event), the final state and, with
 // -hs_forward, the objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>
@@ -154,19 +154,6 @@ public:
   }
 };
 
-// Entry i of a vector whose entries all live on rank 0 (meaningful on rank 0 only, which is
-// the rank PetscPrintf prints from).
-static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
-  const PetscScalar *a;
-  PetscInt n;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayRead(v, &a));
-  *value = i < n ? a[i] : 0;
-  PetscCall(VecRestoreArrayRead(v, &a));
-  PetscFunctionReturn(0);
-}
-
 // tests/test_ad_examples.cpp includes this file (without main) to reuse the hand-coded model
 // and cost as the oracle of their AD versions.
 #ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
@@ -192,29 +179,15 @@ int main(int argc, char **argv) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "galan_scalar: p = %g, %zu events\n", (double)p[0], solver.events().size()));
     for (const auto &e : solver.events().records()) {
       PetscScalar x;
-      PetscCall(entryOnRankZero(e.uminus, 0, &x));
+      PetscCall(vecEntry(e.uminus, 0, &x));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.17g  %-12s mode %s -> %s  x = %.17g\n", (double)e.time, e.name.c_str(),
                             describe(e.before).c_str(), describe(e.after).c_str(), (double)x));
     }
     PetscScalar xT;
-    PetscCall(entryOnRankZero(solver.finalState(), 0, &xT));
+    PetscCall(vecEntry(solver.finalState(), 0, &xT));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: x = %.17g, mode %s\n", (double)solver.finalTime(),
                           (double)xT, describe(solver.finalDiscreteState()).c_str()));
-    const auto &u0idx = solver.initialStateSensitivityIndices();
-    auto table = [&](const char *title, const std::vector<std::vector<PetscScalar>> &gp,
-                     const std::vector<std::vector<PetscScalar>> &gu) -> PetscErrorCode {
-      PetscFunctionBeginUser;
-      if (gp.empty()) PetscFunctionReturn(0);
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-4s %20s", title, "cost", "d/dp"));
-      for (PetscInt i : u0idx) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %20s", ("d/dx" + std::to_string(i) + "(0)").c_str()));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  %-4s %20.12f", "G", (double)gp[0][0]));
-      for (size_t i = 0; i < u0idx.size(); ++i) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %20.12f", (double)gu[0][i]));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-      PetscFunctionReturn(0);
-    };
-    if (!solver.objective().empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: G = %.15g\n", (double)solver.objective()[0]));
-    PetscCall(table("forward sensitivities", solver.forwardGradientP(), solver.forwardGradientU0()));
-    PetscCall(table("adjoint gradients", solver.adjointGradientP(), solver.adjointGradientU0()));
+    PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }

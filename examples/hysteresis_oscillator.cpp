@@ -362,18 +362,6 @@ static PetscErrorCode openOnRankZero(const char *path, FILE **f) {
   PetscFunctionReturn(0);
 }
 
-// Entry i of a vector whose entries all live on rank 0 (meaningful on rank 0 only).
-static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
-  const PetscScalar *a;
-  PetscInt n;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayRead(v, &a));
-  *value = i < n ? a[i] : 0;
-  PetscCall(VecRestoreArrayRead(v, &a));
-  PetscFunctionReturn(0);
-}
-
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Hysteretic oscillator with memory (seed 000 §5.2) with hybridsens.\n"));
   {
@@ -422,7 +410,7 @@ int main(int argc, char **argv) {
       solver.setAdjointMonitor([adjFile, shown](const AdjointSample &s) -> PetscErrorCode {
         PetscScalar l[4];
         PetscFunctionBeginUser;
-        for (PetscInt i = 0; i < 4; ++i) PetscCall(entryOnRankZero(s.lambda[0], shown[i], &l[i]));
+        for (PetscInt i = 0; i < 4; ++i) PetscCall(vecEntry(s.lambda[0], shown[i], &l[i]));
         const char *kind = s.kind == AdjointSample::AfterTransition ? "after_reversal" : "step";
         if (adjFile)
           PetscCall(PetscFPrintf(PETSC_COMM_SELF, adjFile, "%.17g,%s,%.17g,%.17g,%.17g,%.17g\n", (double)s.time, kind, (double)l[0],
@@ -443,24 +431,13 @@ int main(int argc, char **argv) {
                           solver.events().size()));
     for (const auto &r : solver.events().records()) {
       PetscScalar vminus, us, zs;
-      PetscCall(entryOnRankZero(r.uminus, 1, &vminus));
-      PetscCall(entryOnRankZero(r.uplus, model.USTAR, &us));
-      PetscCall(entryOnRankZero(r.uplus, model.ZSTAR, &zs));
+      PetscCall(vecEntry(r.uminus, 1, &vminus));
+      PetscCall(vecEntry(r.uplus, model.USTAR, &us));
+      PetscCall(vecEntry(r.uplus, model.ZSTAR, &zs));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  reversal t = %.17g  xi %s -> %s  u* = %.17g  z* = %.17g  v- = %.3g\n", (double)r.time,
                             describe(r.before).c_str(), describe(r.after).c_str(), (double)us, (double)zs, (double)vminus));
     }
-    auto table = [&](const char *title, const std::vector<std::vector<PetscScalar>> &gp) -> PetscErrorCode {
-      PetscFunctionBeginUser;
-      if (gp.empty()) PetscFunctionReturn(0);
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-4s %16s %16s %16s %16s\n  %-4s", title, "cost", "dG/dka", "dG/dkb", "dG/dalpha",
-                            "dG/dbeta", "G"));
-      for (PetscInt j = 0; j < 4; ++j) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %16.9e", (double)gp[0][j]));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-      PetscFunctionReturn(0);
-    };
-    if (!solver.objective().empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: G = %.15g\n", (double)solver.objective()[0]));
-    PetscCall(table("forward sensitivities", solver.forwardGradientP()));
-    PetscCall(table("adjoint gradients", solver.adjointGradientP()));
+    PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }

@@ -312,18 +312,6 @@ public:
   }
 };
 
-// Entry i of a vector whose entries all live on rank 0 (meaningful on rank 0 only).
-static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
-  const PetscScalar *a;
-  PetscInt n;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayRead(v, &a));
-  *value = i < n ? a[i] : 0;
-  PetscCall(VecRestoreArrayRead(v, &a));
-  PetscFunctionReturn(0);
-}
-
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Forced impact oscillator (velocity resets at a stop) with hybridsens.\n"));
   {
@@ -362,28 +350,12 @@ int main(int argc, char **argv) {
                           (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(), impacts, solver.events().size()));
     for (const auto &r : solver.events().records()) {
       PetscScalar vminus, vplus;
-      PetscCall(entryOnRankZero(r.uminus, ImpactOscillator::V, &vminus));
-      PetscCall(entryOnRankZero(r.uplus, ImpactOscillator::V, &vplus));
+      PetscCall(vecEntry(r.uminus, ImpactOscillator::V, &vminus));
+      PetscCall(vecEntry(r.uplus, ImpactOscillator::V, &vplus));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-7s t = %.17g  %s -> %s  v- = %.17g  v+ = %.17g\n", r.name.c_str(), (double)r.time,
                             describe(r.before).c_str(), describe(r.after).c_str(), (double)vminus, (double)vplus));
     }
-    const auto &obj = solver.objective();
-    if (!obj.empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: energy = %.15g, mean_square = %.15g\n", (double)obj[0], (double)obj[1]));
-    auto table = [&](const char *title, const std::vector<std::vector<PetscScalar>> &gp, const std::vector<std::vector<PetscScalar>> &gu) -> PetscErrorCode {
-      PetscFunctionBeginUser;
-      if (gp.empty()) PetscFunctionReturn(0);
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-11s %15s %15s %15s %15s", title, "cost", "d/ddelta", "d/de", "d/dk", "d/dx0"));
-      for (PetscInt i : solver.initialStateSensitivityIndices()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %15s", i == 0 ? "d/dx(0)" : "d/dv(0)"));
-      for (size_t k = 0; k < gp.size(); ++k) {
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  %-11s", k == 0 ? "energy" : "mean_square"));
-        for (PetscScalar g : gp[k]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %15.9g", (double)g));
-        for (PetscScalar g : gu[k]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %15.9g", (double)g));
-      }
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-      PetscFunctionReturn(0);
-    };
-    PetscCall(table("forward sensitivities", solver.forwardGradientP(), solver.forwardGradientU0()));
-    PetscCall(table("adjoint gradients", solver.adjointGradientP(), solver.adjointGradientU0()));
+    PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }

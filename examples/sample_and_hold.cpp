@@ -38,7 +38,7 @@
 //   mpiexec -n 2 build/examples/sample_and_hold -hs_adjoint
 // Options: -a -k -delta -x0 (parameters), -w (effort weight), -hs_summary FILE.
 // Prints every sample (time, guard, x⁻ = new m, ẋ⁻), the costs and the gradient tables
-// (parameters, then d/dx(0) and d/dm(0)).
+// (parameters, then d/du0[0] = d/dx(0) and d/du0[1] = d/dm(0)).
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
@@ -240,18 +240,6 @@ public:
   }
 };
 
-// Entry i of a vector whose entries all live on rank 0 (meaningful on rank 0 only).
-static PetscErrorCode entryOnRankZero(Vec v, PetscInt i, PetscScalar *value) {
-  const PetscScalar *a;
-  PetscInt n;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(v, &n));
-  PetscCall(VecGetArrayRead(v, &a));
-  *value = i < n ? a[i] : 0;
-  PetscCall(VecRestoreArrayRead(v, &a));
-  PetscFunctionReturn(0);
-}
-
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Event-triggered sample-and-hold control (memory) with hybridsens.\n"));
   {
@@ -282,28 +270,12 @@ int main(int argc, char **argv) {
                           (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(), solver.events().size()));
     for (const auto &r : solver.events().records()) {
       PetscScalar xm, xdot;
-      PetscCall(entryOnRankZero(r.uminus, SampleAndHold::X, &xm));
-      PetscCall(entryOnRankZero(r.udotminus, SampleAndHold::X, &xdot));
+      PetscCall(vecEntry(r.uminus, SampleAndHold::X, &xm));
+      PetscCall(vecEntry(r.udotminus, SampleAndHold::X, &xdot));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  sample t = %.17g  %-5s  m = x- = %.17g  xdot- = %.6g\n", (double)r.time, r.name.c_str(),
                             (double)xm, (double)xdot));
     }
-    const auto &obj = solver.objective();
-    if (!obj.empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective: quadratic = %.15g, final = %.15g\n", (double)obj[0], (double)obj[1]));
-    auto table = [&](const char *title, const std::vector<std::vector<PetscScalar>> &gp, const std::vector<std::vector<PetscScalar>> &gu) -> PetscErrorCode {
-      PetscFunctionBeginUser;
-      if (gp.empty()) PetscFunctionReturn(0);
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-9s %15s %15s %15s %15s", title, "cost", "d/da", "d/dk", "d/ddelta", "d/dx0"));
-      for (PetscInt i : solver.initialStateSensitivityIndices()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %15s", i == 0 ? "d/dx(0)" : "d/dm(0)"));
-      for (size_t k = 0; k < gp.size(); ++k) {
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n  %-9s", k == 0 ? "quadratic" : "final"));
-        for (PetscScalar g : gp[k]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %15.9g", (double)g));
-        for (PetscScalar g : gu[k]) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %15.9g", (double)g));
-      }
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-      PetscFunctionReturn(0);
-    };
-    PetscCall(table("forward sensitivities", solver.forwardGradientP(), solver.forwardGradientU0()));
-    PetscCall(table("adjoint gradients", solver.adjointGradientP(), solver.adjointGradientU0()));
+    PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }

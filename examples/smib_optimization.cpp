@@ -214,27 +214,23 @@ struct SmibProblem {
     PetscFunctionReturn(0);
   }
 
-  // Central difference of J in parameter j with step fdStep · max(|p_j|, 1e-2).
-  PetscErrorCode centralDifference(const std::vector<PetscReal> &p, PetscInt j, PetscReal *dJ) {
-    std::vector<PetscReal> q = p;
-    PetscReal Jp, Jm;
+  // Central differences of J at p in the parameters vars (hybridsens::centralDifferences, step
+  // fdStep · max(|p_j|, 1e-2)).
+  PetscErrorCode centralDifference(const std::vector<PetscReal> &p, const std::vector<PetscInt> &vars, std::vector<PetscReal> &dJ) {
+    std::vector<std::vector<PetscScalar>> fd;
     PetscFunctionBeginUser;
-    const PetscReal h = fdStep * std::max(std::fabs(p[j]), (PetscReal)1e-2);
-    q[j] = p[j] + h;
-    PetscCall(evaluate(q, false, false, &Jp));
-    q[j] = p[j] - h;
-    PetscCall(evaluate(q, false, false, &Jm));
-    *dJ = (Jp - Jm) / (2 * h);
+    PetscCall(solver.setParameters(p));
+    PetscCall(centralDifferences(solver, vars, fdStep, fd));
+    dJ.assign(fd.at(0).begin(), fd.at(0).end());
     PetscFunctionReturn(0);
   }
 
   // Everything at p: one solve with forward and adjoint (same trajectory), FD in every parameter.
-  PetscErrorCode evaluateAll(const std::vector<PetscReal> &p, bool withFD, Evaluation &e) {
+  PetscErrorCode evaluateAll(const std::vector<PetscReal> &p, Evaluation &e) {
     PetscFunctionBeginUser;
     e.p = p;
     e.fd.assign(p.size(), NAN);
-    if (withFD)
-      for (size_t j = 0; j < p.size(); ++j) PetscCall(centralDifference(p, (PetscInt)j, &e.fd[j]));
+    if (withFD) PetscCall(centralDifference(p, {0, 1}, e.fd));
     // Last, so that the solver's event log and statistics describe the point itself.
     PetscCall(evaluate(p, true, true, &e.J));
     e.adjoint = solver.adjointGradientP().at(0);
@@ -243,29 +239,12 @@ struct SmibProblem {
   }
 };
 
-// TAO's variable lives on rank 0 (global size 1); every rank needs its value.
+// TAO's variable P_m lives on rank 0 (global size 1); every rank needs its value.
 static PetscErrorCode readPm(Vec X, PetscReal *Pm) {
-  const PetscScalar *x;
-  PetscInt n;
-  PetscReal v = 0;
+  std::vector<PetscReal> x;
   PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(X, &n));
-  PetscCall(VecGetArrayRead(X, &x));
-  if (n) v = PetscRealPart(x[0]);
-  PetscCall(VecRestoreArrayRead(X, &x));
-  PetscCallMPI(MPI_Bcast(&v, 1, MPIU_REAL, 0, PetscObjectComm((PetscObject)X)));
-  *Pm = v;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode writeLocalEntry(Vec X, PetscReal value) {
-  PetscScalar *x;
-  PetscInt n;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(X, &n));
-  PetscCall(VecGetArray(X, &x));
-  if (n) x[0] = value;
-  PetscCall(VecRestoreArray(X, &x));
+  PetscCall(taoVectorValues(X, x));
+  *Pm = x.at(0);
   PetscFunctionReturn(0);
 }
 
@@ -283,11 +262,13 @@ static PetscErrorCode objectiveAndGradient(Vec X, PetscReal *f, Vec G, SmibProbl
     g = prob->solver.forwardGradientP().at(0).at(0);
     break;
   case FD:
-    PetscCall(prob->centralDifference(prob->p, 0, &g));
+    std::vector<PetscReal> fd;
+    PetscCall(prob->centralDifference(prob->p, {0}, fd));
+    g = fd[0];
     PetscCall(prob->evaluate(prob->p, false, false, f));
     break;
   }
-  PetscCall(writeLocalEntry(G, g));
+  PetscCall(setTaoVectorValues({g}, G));
   PetscFunctionReturn(0);
 }
 
@@ -328,7 +309,7 @@ static PetscErrorCode iterationRow(Tao tao, SmibProblem *prob) {
   PetscCall(TaoGetSolution(tao, &X));
   std::vector<PetscReal> p = prob->p;
   PetscCall(readPm(X, &p[0]));
-  PetscCall(prob->evaluateAll(p, prob->withFD, e));
+  PetscCall(prob->evaluateAll(p, e));
   PetscCall(printRow(PetscObjectComm((PetscObject)tao), it, e, 0));
   PetscFunctionReturn(0);
 }
@@ -399,20 +380,9 @@ int main(int argc, char **argv) {
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.03125));
     PetscCall(TSSetMaxTime(ts, 1.0));
-    PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(comm, &size));
-    if (size > 1) {
-      // The 2 × 2 Jacobian lives on rank 0: every rank factors a copy with PETSc's own LU
-      // (exact, transposed solves for the adjoint, results bit-identical to serial) instead of
-      // the library's parallel default MUMPS, whose set-up dominates a system this small.
-      SNES snes;
-      KSP ksp;
-      PC pc;
-      PetscCall(TSGetSNES(ts, &snes));
-      PetscCall(SNESGetKSP(snes, &ksp));
-      PetscCall(KSPGetPC(ksp, &pc));
-      PetscCall(PCSetType(pc, PCREDUNDANT));
-    }
+    // The 2 × 2 Jacobian on several ranks: every rank factors a copy with PETSc's LU (exact,
+    // results bit-identical to serial) instead of MUMPS, whose set-up dominates a system this small.
+    PetscCall(preferRedundantLU(solver, 2));
     PetscCall(solver.setFromOptions());  // the command line overrides the defaults
     const bool userForward = solver.forwardSensitivities(), userAdjoint = solver.adjoint();
     PetscReal T;
@@ -428,19 +398,21 @@ int main(int argc, char **argv) {
                           (double)data.H, (double)data.D, (double)data.Pmax, (double)data.tFault, (double)p[1], (double)data.sigma, data.eta,
                           (double)data.deltaMax, FaultEventKinds[faults]));
     Evaluation start;
-    PetscCall(prob.evaluateAll(p, withFD, start));
+    PetscCall(prob.evaluateAll(p, start));
     PetscCall(PetscPrintf(comm, "events:"));
     for (const auto &r : solver.events().records()) PetscCall(PetscPrintf(comm, " %s at t = %.17g (step %" PetscInt_FMT ");", r.name.c_str(), (double)r.time, r.step));
     PetscCall(PetscPrintf(comm, " %" PetscInt_FMT " steps\n", solver.stats().steps));
     PetscCall(printPoint(comm, "start", start, names));
 
     if (optimize) {
+      // TAO may try the upper bound; there the pre-fault equilibrium asin(P_m / P_max) must exist.
+      PetscCheck(data.Pmax > 1.1, comm, PETSC_ERR_ARG_OUTOFRANGE, "the bounds P_m in [0, 1.1] need -Pmax > 1.1 (got %g)", (double)data.Pmax);
       Tao tao;
       Vec X, lo, hi;
       PetscCall(VecCreateMPI(comm, rank == 0 ? 1 : 0, 1, &X));
       PetscCall(VecDuplicate(X, &lo));
       PetscCall(VecDuplicate(X, &hi));
-      PetscCall(writeLocalEntry(X, p[0]));
+      PetscCall(setTaoVectorValues({p[0]}, X));
       PetscCall(VecSet(lo, 0.0));
       PetscCall(VecSet(hi, 1.1));
       PetscCall(TaoCreate(comm, &tao));
@@ -461,7 +433,7 @@ int main(int argc, char **argv) {
       PetscCall(PetscPrintf(comm, "TAO %s after %" PetscInt_FMT " iterations (%s): P_m = %.15g\n", reason > 0 ? "converged" : "did NOT converge", its,
                             TaoConvergedReasons[reason], (double)prob.p[0]));
       Evaluation opt;
-      PetscCall(prob.evaluateAll(prob.p, withFD, opt));
+      PetscCall(prob.evaluateAll(prob.p, opt));
       PetscCall(printPoint(comm, "optimum", opt, names));
       PetscCall(TaoDestroy(&tao));
       PetscCall(VecDestroy(&X));

@@ -188,18 +188,7 @@ int main(int argc, char **argv) {
                             describe(e.before).c_str(), describe(e.after).c_str()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g:\n", (double)solver.finalTime()));
     PetscCall(VecView(solver.finalState(), PETSC_VIEWER_STDOUT_WORLD));
-    auto table = [&](const char *title, const std::vector<std::vector<PetscScalar>> &gp,
-                     const std::vector<std::vector<PetscScalar>> &gu) -> PetscErrorCode {
-      PetscFunctionBeginUser;
-      if (gp.empty()) PetscFunctionReturn(0);
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n  %-6s %14s %14s %14s %14s\n", title, "cost", "d/dp0", "d/dp1", "d/dx0(0)", "d/dx1(0)"));
-      for (size_t k = 0; k < gp.size(); ++k)
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-6s %14.9f %14.9f %14.9f %14.9f\n", k ? "x1(T)" : "x0(T)", (double)gp[k][0],
-                              (double)gp[k][1], (double)gu[k][0], (double)gu[k][1]));
-      PetscFunctionReturn(0);
-    };
-    PetscCall(table("forward sensitivities", solver.forwardGradientP(), solver.forwardGradientU0()));
-    PetscCall(table("adjoint gradients", solver.adjointGradientP(), solver.adjointGradientU0()));
+    PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }

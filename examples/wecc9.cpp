@@ -81,7 +81,8 @@
 //   sensitivity, like seed 002 Table V's P_g^1 column (exactly 0: generator 1 is the slack);
 //   θ1 turns every angle alike, to which the model is invariant (its sensitivity is round-off).
 //   With the closed form the voltages enter u0 through the generators (generator buses) and the
-//   loads' reference |V0| (load buses); buses 4, 7, 9 carry neither.
+//   loads' reference |V0| (load buses); buses 4, 7, 9 carry neither. No initial-state
+//   columns by default (u0 follows from p; -hs_forward_u0 i,j,... asks for some).
 // Costs (seed 002 eq. 30): H_i = σ ∫ max(0, f_i − f⁺, f⁻ − f_i)^η dt per generator, f_i = ω_i/2π
 //   in Hz, f± = 60 ± 0.5 Hz, σ = 1, η = 2 (options -freq_max, -freq_min, -sigma, -eta).
 //   After them, user-chosen costs of named quantities (see Expression below; generators and buses
@@ -93,7 +94,7 @@
 //   every step end and after every transition (Solver::setForwardMonitor), the running integral
 //   of every integral cost with its gradient, and the values and rows of S = du/dp of the
 //   quantities of -wecc9_sensitivity_rows (default VR1..3, omega1..3); -wecc9_adjoint FILE
-//   writes λ of every cost at those rows over time (Solver::setAdjointMonitor). Rank 0 writes.
+//   writes λ of every cost at those rows that are one state entry (Solver::setAdjointMonitor). Rank 0 writes.
 //   scripts/plot_wecc9.py draws dH_i/dP_g(t), dV_R^i/dVm_i(t) and λ of V_R^i(T) from them.
 //
 // Defaults as ex9bus: Crank–Nicolson, dt = 0.01, T = 5, fault at bus 9 from 1.0 to 1.2 s, Rfault = 1e-4.
@@ -117,10 +118,9 @@
 // 0.01): the computed H_i has a kink in t_on/t_off there (the step that holds the event changes
 // side); the gradient is the right derivative (event moved later; left one differs by 5.5e-5
 // relative), so check it against differences with off-grid times (-t_on 1.0025 -t_off 1.2025).
-// -hs_check_gradient's Taylor test steps by 1e-2·max|p| (0.2 here, as KA = 20), which moves the
-// fault by ~0.1 s and changes the event sequence: it reports FAILED for this model although its
-// finite-difference columns agree (2.7e-8 at off-grid times); tests/example_wecc9.py runs a
-// Taylor test with steps of 1e-3 instead (order 2.0).
+// -hs_check_gradient moves each parameter by at most -hs_check_gradient_taylor_step (1e-3) of
+// its own size in the Taylor test; run it with off-grid fault times for the reason above
+// (tests/example_wecc9.py runs its own Taylor test with steps of 1e-3: order 2.0).
 //
 // Run:
 //   build/examples/wecc9                                          # limiter events, H_i
@@ -178,6 +178,9 @@ int main(int argc, char **argv) {
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-sigma", &s.sigma, nullptr));
     PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-eta", &s.eta, nullptr));
     PetscCheck(s.eta >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -eta must be >= 1 (the metric must be differentiable)");
+    // Reversed, every frequency would count as a violation.
+    PetscCheck(s.fmin < s.fmax, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: need -freq_min < -freq_max (got %g, %g)", (double)s.fmin,
+               (double)s.fmax);
     const char *const initModes[] = {"power_flow", "closed_form", "Init", "", nullptr};
     PetscEnum init = (PetscEnum)s.init;
     PetscCall(PetscOptionsGetEnum(nullptr, nullptr, "-wecc9_init", initModes, &init, nullptr));
@@ -227,6 +230,9 @@ int main(int argc, char **argv) {
     const auto pnames = grid.parameterNames();
     for (PetscInt k = 0; k < L.numParams(); ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
     PetscCheck(p[L.pTon()] < p[L.pToff()], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied before it is cleared (t_on < t_off)");
+    // A time event at or before the start never fires: the run would have no fault at all.
+    PetscCheck(p[L.pTon()] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied after the start t = 0 (-t_on %g)",
+               (double)p[L.pTon()]);
     if (L.governors)
       for (PetscInt g = 0; g < areaGens * L.paramAreas; ++g)
         PetscCheck(p[L.pR(g)] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the droop R%" PetscInt_FMT " must be positive", g + 1);
@@ -251,28 +257,16 @@ int main(int argc, char **argv) {
     Solver solver(grid);
     for (auto &c : costs) solver.addCost(*c);
     PetscCall(solver.setParameters(p));
+    // u0 follows from the parameters: no initial-state columns unless -hs_forward_u0 asks.
+    solver.setInitialStateSensitivities({});
     PetscCall(solver.setFromOptions());
     TS ts = solver.ts();
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
-    PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-    PetscBool pcChosen, solverChosen;
-    PetscCall(PetscOptionsHasName(nullptr, nullptr, "-pc_type", &pcChosen));
-    PetscCall(PetscOptionsHasName(nullptr, nullptr, "-pc_factor_mat_solver_type", &solverChosen));
-    if (size > 1 && L.numStates() < 1000 && !pcChosen && !solverChosen) {
-      // A few areas: every rank factors a copy with PETSc's LU (exact, bit-identical to serial)
-      // instead of the library's parallel default MUMPS, whose per-solve overhead dominates a
-      // system this small (9-bus, 2 ranks, forward + adjoint: 7.7 s with MUMPS, 1.1 s redundant).
-      SNES snes;
-      KSP ksp;
-      PC pc;
-      PetscCall(TSGetSNES(ts, &snes));
-      PetscCall(SNESGetKSP(snes, &ksp));
-      PetscCall(KSPGetPC(ksp, &pc));
-      PetscCall(PCSetType(pc, PCREDUNDANT));
-    }
+    // A few areas on several ranks: redundant LU (serial factorization on every rank) instead of
+    // MUMPS, whose per-solve overhead dominates a system this small.
+    PetscCall(preferRedundantLU(solver, L.numStates()));
     PetscCall(solver.setFromOptions());
     // -wecc9_sensitivities / -wecc9_adjoint: trajectories of sensitivities (see TrajectoryCSV).
     char fwdFile[PETSC_MAX_PATH_LEN] = "", adjFile[PETSC_MAX_PATH_LEN] = "";
@@ -323,7 +317,7 @@ int main(int argc, char **argv) {
         std::fprintf(adjCSV.file, "t,kind,event");
         for (const auto &c : costNames)
           for (const Expression &e : adjCSV.quantities)
-            if (e.terms.size() == 1 && e.terms[0].kind != Expression::Magnitude) std::fprintf(adjCSV.file, ",lambda[%s]:%s", c.c_str(), e.text.c_str());
+            if (e.isStateEntry()) std::fprintf(adjCSV.file, ",lambda[%s]:%s", c.c_str(), e.text.c_str());
         std::fprintf(adjCSV.file, "\n");
       }
       solver.setAdjointMonitor([&adjCSV](const AdjointSample &x) { return writeAdjointSample(adjCSV, x); });
@@ -346,6 +340,9 @@ int main(int argc, char **argv) {
     const double wall = MPI_Wtime() - wall0;
     for (TrajectoryCSV *w : {&fwdCSV, &adjCSV})
       if (w->file) std::fclose(w->file), w->file = nullptr;
+    // The trajectories are of this solve only (-hs_check_gradient solves again).
+    solver.setForwardMonitor(nullptr);
+    solver.setAdjointMonitor(nullptr);
     if (writeTrajectory) {
       PetscCall(TSMonitorCancel(ts));
       if (writer.file) std::fclose(writer.file);
@@ -362,7 +359,7 @@ int main(int argc, char **argv) {
         const PetscInt a = r.before[limiterFlag(l)], b = r.after[limiterFlag(l)];
         if (a == b) continue;
         PetscScalar x;
-        PetscCall(globalEntry(r.uplus, grid.limitedState(l), &x));
+        PetscCall(vecEntry(r.uplus, grid.limitedState(l), &x));
         const std::string n = grid.limiterName(l), kind = l < L.numGens() ? "VR" : "Pv";
         const std::string what = (b != 0 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s %s (%s)  %s = %.10g\n", (double)r.time, n.c_str(), what.c_str(), r.name.c_str(),
@@ -372,35 +369,24 @@ int main(int argc, char **argv) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states%s:\n", L.areas > 1 ? " (area 1)" : ""));
     for (PetscInt g = 0; g < areaGens; ++g) {
       PetscScalar delta, w, VR;
-      PetscCall(globalEntry(solver.finalState(), L.gs(g, 2), &delta));
-      PetscCall(globalEntry(solver.finalState(), L.gs(g, 3), &w));
-      PetscCall(globalEntry(solver.finalState(), L.gs(g, 8), &VR));
+      PetscCall(vecEntry(solver.finalState(), L.gs(g, 2), &delta));
+      PetscCall(vecEntry(solver.finalState(), L.gs(g, 3), &w));
+      PetscCall(vecEntry(solver.finalState(), L.gs(g, 8), &VR));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen %" PetscInt_FMT ": delta = %.10f  f = %.10f Hz  VR = %.10f\n", g + 1, (double)delta,
                             (double)(w / (2 * PETSC_PI)), (double)VR));
     }
-    if (!solver.objective().empty()) {
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "frequency violations (f in [%g, %g] Hz, sigma %g, eta %g):", (double)s.fmin, (double)s.fmax,
-                            (double)s.sigma, (double)s.eta));
-      for (size_t k = 0; k < solver.objective().size(); ++k) {
-        if (k == (size_t)costGens) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\nuser costs:"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "frequency violations H_i: f in [%g, %g] Hz, sigma %g, eta %g\n", (double)s.fmin, (double)s.fmax,
+                          (double)s.sigma, (double)s.eta));
+    if (L.areas > 1 && !solver.objective().empty()) {  // one area: viewGradients prints the objective
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective:"));
+      for (size_t k = 0; k < solver.objective().size(); ++k)
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s = %.12e", costNames[k].c_str(), (double)solver.objective()[k]));
-      }
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     }
-    const auto names = grid.parameterNames();
-    if (L.areas == 1) {  // larger grids: the summary JSON has the full gradients
-      PetscCall(printGradientTable("forward sensitivities dH/dp", solver.forwardGradientP(), names, costNames));
-      PetscCall(printGradientTable("adjoint gradients dH/dp", solver.adjointGradientP(), names, costNames));
-    }
-    if (!solver.forwardGradientP().empty() && !solver.adjointGradientP().empty()) {
-      PetscReal diff = 0, scale = 0;
-      for (size_t k = 0; k < solver.adjointGradientP().size(); ++k)
-        for (size_t j = 0; j < names.size(); ++j) {
-          diff = std::max(diff, (PetscReal)std::fabs(solver.adjointGradientP()[k][j] - solver.forwardGradientP()[k][j]));
-          scale = std::max(scale, (PetscReal)std::fabs(solver.adjointGradientP()[k][j]));
-        }
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "max |adjoint - forward| = %.3e (relative %.3e)\n", (double)diff, (double)(scale > 0 ? diff / scale : diff)));
-    }
+    // Parameters only (u0 follows from them); larger grids: the summary JSON has the full gradients.
+    if (L.areas == 1) PetscCall(solver.viewGradients(nullptr, false));
+    else if (solver.adjointForwardDifference() >= 0)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "adjoint vs forward: max relative difference %.2e\n", (double)solver.adjointForwardDifference()));
     // Seed 002 Table V layout: ∂H_i/∂P_g (rows H_i, columns the dispatch of generator g).
     const auto &gP = !solver.adjointGradientP().empty() ? solver.adjointGradientP() : solver.forwardGradientP();
     if (!gP.empty()) {

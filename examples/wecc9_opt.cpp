@@ -54,8 +54,8 @@
 //   (DIVERGED_LS_FAILURE): J ≈ a s² in the distance s to the violation-free set and J = 0 beyond
 //   it, so once s < h the difference stencil straddles that edge (at iterate 3 of the default
 //   run s ≈ 2J/|∂J/∂P3| ≈ 2e-6 < h = 7e-6, and the differences are 0.3–46 % off the adjoint
-//   gradient). 2 ranks: same iterates (J to 6e-13; slow, MUMPS set-up dominates a 51-unknown
-//   system).
+//   gradient). 2 ranks (each factors the 57-unknown system itself, preferRedundantLU; MUMPS with
+//   -pc_factor_mat_solver_type mumps, slow here): the same 4 iterations, iterates to 1.3e-14.
 //   -limiters 0 (ex9busopt's model): J = 2.172689212634948e-04 against ex9busopt's own
 //   2.1726892126320885e-04 (1.3e-12; 3.0e-13 at the second point), dJ/dP = (4.194396036e-3,
 //   5.140536042e-3, 1.366551078e-2) against central differences of ex9busopt's objective:
@@ -90,7 +90,7 @@
 //   build/examples/wecc9_opt -tao_monitor -tao_converged_reason
 //   build/examples/wecc9_opt -limiters 0 -optimize 0     # ex9busopt's model at its start point
 //   build/examples/wecc9_opt -optimize 0 -hs_forward -hs_adjoint -hs_summary s.json
-//   mpiexec -n 2 build/examples/wecc9_opt -fd 0                # MUMPS; same iterates
+//   mpiexec -n 2 build/examples/wecc9_opt -fd 0                # same iterates
 #include "power/wecc9_grid.hpp"
 
 #include <petsctao.h>
@@ -150,17 +150,13 @@ struct DispatchProblem {
     PetscFunctionReturn(0);
   }
 
-  // Central difference of J in P_g with step fdStep · |P_g|.
-  PetscErrorCode centralDifference(const std::vector<PetscReal> &q0, PetscInt g, PetscReal *dJ) {
-    std::vector<PetscReal> q = q0;
-    PetscReal Jp, Jm;
+  // Central differences of J at q in P1..P3 (hybridsens::centralDifferences, step fdStep · max(|P_g|, 1e-2)).
+  PetscErrorCode centralDifference(const std::vector<PetscReal> &q, std::vector<PetscReal> &dJ) {
+    std::vector<std::vector<PetscScalar>> fd;
     PetscFunctionBeginUser;
-    const PetscReal h = fdStep * std::max(std::fabs(q0[L1.pP(g)]), (PetscReal)1e-2);
-    q[L1.pP(g)] = q0[L1.pP(g)] + h;
-    PetscCall(evaluate(q, false, false, &Jp));
-    q[L1.pP(g)] = q0[L1.pP(g)] - h;
-    PetscCall(evaluate(q, false, false, &Jm));
-    *dJ = (Jp - Jm) / (2 * h);
+    PetscCall(solver.setParameters(q));
+    PetscCall(centralDifferences(solver, {L1.pP(0), L1.pP(1), L1.pP(2)}, fdStep, fd));
+    dJ.assign(fd.at(0).begin(), fd.at(0).end());
     PetscFunctionReturn(0);
   }
 
@@ -170,8 +166,7 @@ struct DispatchProblem {
     PetscFunctionBeginUser;
     e.p = q;
     e.fd.assign(nGen, NAN);
-    if (withFD)
-      for (PetscInt g = 0; g < nGen; ++g) PetscCall(centralDifference(q, g, &e.fd[g]));
+    if (withFD) PetscCall(centralDifference(q, e.fd));
     PetscCall(evaluate(q, true, true, &e.J));
     e.adjoint.resize(nGen), e.forward.resize(nGen);
     for (PetscInt g = 0; g < nGen; ++g) {
@@ -184,27 +179,10 @@ struct DispatchProblem {
 
 // TAO's vector (P1, P2, P3) lives on rank 0; every rank needs the values.
 static PetscErrorCode readDispatch(Vec X, std::vector<PetscReal> &p) {
-  const PetscScalar *x;
-  PetscInt n;
-  PetscReal v[nGen] = {0, 0, 0};
+  std::vector<PetscReal> x;
   PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(X, &n));
-  PetscCall(VecGetArrayRead(X, &x));
-  for (PetscInt i = 0; i < n; ++i) v[i] = PetscRealPart(x[i]);
-  PetscCall(VecRestoreArrayRead(X, &x));
-  PetscCallMPI(MPI_Bcast(v, nGen, MPIU_REAL, 0, PetscObjectComm((PetscObject)X)));
-  for (PetscInt g = 0; g < nGen; ++g) p[L1.pP(g)] = v[g];
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode writeLocal(Vec X, const PetscReal *v) {
-  PetscScalar *x;
-  PetscInt n;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(X, &n));
-  PetscCall(VecGetArray(X, &x));
-  for (PetscInt i = 0; i < n; ++i) x[i] = v[i];
-  PetscCall(VecRestoreArray(X, &x));
+  PetscCall(taoVectorValues(X, x));
+  for (PetscInt g = 0; g < nGen; ++g) p[L1.pP(g)] = x.at(g);
   PetscFunctionReturn(0);
 }
 
@@ -221,12 +199,15 @@ static PetscErrorCode objectiveAndGradient(Vec X, PetscReal *f, Vec G, DispatchP
     PetscCall(prob->evaluate(prob->p, true, false, f));
     for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.forwardGradientP().at(0).at(L1.pP(k)));
     break;
-  case FD:
-    for (PetscInt k = 0; k < nGen; ++k) PetscCall(prob->centralDifference(prob->p, k, &g[k]));
+  case FD: {
+    std::vector<PetscReal> fd;
+    PetscCall(prob->centralDifference(prob->p, fd));
+    std::copy(fd.begin(), fd.end(), g);
     PetscCall(prob->evaluate(prob->p, false, false, f));
     break;
   }
-  PetscCall(writeLocal(G, g));
+  }
+  PetscCall(setTaoVectorValues({g, g + nGen}, G));
   PetscFunctionReturn(0);
 }
 
@@ -352,6 +333,7 @@ int main(int argc, char **argv) {
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, tmax));
+    PetscCall(preferRedundantLU(solver, grid.layout().numStates()));  // several ranks: serial LU on each
     PetscCall(solver.setFromOptions());  // the command line overrides the defaults
     const bool userForward = solver.forwardSensitivities(), userAdjoint = solver.adjoint();
 
@@ -373,7 +355,7 @@ int main(int argc, char **argv) {
       PetscCall(VecCreateMPI(comm, nLocal, nGen, &X));
       PetscCall(VecDuplicate(X, &lo));
       PetscCall(VecDuplicate(X, &hi));
-      PetscCall(writeLocal(X, P));
+      PetscCall(setTaoVectorValues({P, P + nGen}, X));
       PetscCall(VecSet(lo, pgMin));
       PetscCall(VecSet(hi, pgMax));
       PetscCall(TaoCreate(comm, &tao));

@@ -59,19 +59,28 @@ ax.legend()
 fig.tight_layout()
 fig.savefig(a.out + "_frequency.png", dpi=120)
 
+def limiter_events():
+    """(time, generator, hit?, at max?) of every exciter-limiter change of generators 1-3 in the
+    summary (discrete flags 1..3; governor valve flags, which follow the exciters', are not V_R)."""
+    out = []
+    for e in summary["events"]:
+        for g in range(3):
+            before, after = e["from"][1 + g], e["to"][1 + g]
+            if before != after:
+                out.append((e["time"], g, after != 0, 1 in (before, after)))
+    return out
+
+
 fig, ax = plt.subplots(figsize=(8, 4.5))
 for g in range(3):
     ax.plot(t, [r[1 + 9 * g + 8] for r in rows], label=f"V_R{g + 1}")
 for lim in (VRMIN, VRMAX):
     ax.axhline(lim, color="k", ls="--", lw=0.8)
-for e in summary["events"]:
-    for g in range(3):
-        before, after = e["from"][1 + g], e["to"][1 + g]
-        if before != after:
-            y = VRMAX if 1 in (before, after) else VRMIN
-            ax.plot([e["time"]], [y], "o" if after != 0 else "s", color="k")
-            ax.annotate(f"VR{g + 1} {'hits' if after else 'leaves'} limit", (e["time"], y), textcoords="offset points",
-                        xytext=(5, -12 if after == 0 else 5), fontsize=8)
+for t_e, g, hit, atmax in limiter_events():
+    y = VRMAX if atmax else VRMIN
+    ax.plot([t_e], [y], "o" if hit else "s", color="k")
+    ax.annotate(f"VR{g + 1} {'hits' if hit else 'leaves'} limit", (t_e, y), textcoords="offset points",
+                xytext=(5, -12 if not hit else 5), fontsize=8)
 ax.set_xlabel("t (s)")
 ax.set_ylabel("V_R (pu)")
 ax.set_title("Voltage-regulator outputs and limiter events (o hit, s release)")
@@ -87,24 +96,12 @@ def read_csv(name):
     return rows
 
 
-def limiter_events():
-    """(time, generator, hit?, at max?) of every limiter change in the summary."""
-    out = []
-    for e in summary["events"]:
-        for g in range(len(e["from"]) - 1):
-            before, after = e["from"][1 + g], e["to"][1 + g]
-            if before != after:
-                out.append((e["time"], g, after != 0, 1 in (before, after)))
-    return out
-
-
-def mark_events(ax, gens=None):
+def mark_events(ax):
     for e in summary["events"]:
         if e["guard"] in ("fault_on", "fault_off"):
             ax.axvline(e["time"], color="r", ls=":", lw=0.8)
-    for t, g, hit, _ in limiter_events():
-        if gens is None or g in gens:
-            ax.axvline(t, color="k", ls="--" if hit else "-.", lw=0.6)
+    for t_e, _, hit, _ in limiter_events():
+        ax.axvline(t_e, color="k", ls="--" if hit else "-.", lw=0.6)
 
 
 if a.sensitivities:

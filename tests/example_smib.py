@@ -173,6 +173,11 @@ check(Jl > Jopt and Jr > Jopt, f"optimum is a minimum of J: J(P*-1e-4) - J* = {J
 tcl_opt = opt["tcl_row"]
 check(rel(tcl_opt[0], tcl_opt[1]) <= 1e-12, f"optimum: dJ/dtcl adjoint {tcl_opt[0]:.12g} = forward {tcl_opt[1]:.12g}")
 
+# A P_max that TAO's upper bound 1.1 could reach (no pre-fault equilibrium there) is refused
+# before the optimization starts, not discovered as a NaN in the middle of it.
+res = subprocess.run([EXE, "-Pm", "0.5", "-Pmax", "1.05"], capture_output=True, text=True)
+check(res.returncode != 0 and "need -Pmax > 1.1" in res.stdout + res.stderr, "-Pmax 1.05 with TAO bounds [0, 1.1] refused")
+
 # ---- D. time events vs guards; the peer: PETSc's ex3opt -------------------------------------
 # The faults as state events γ = t − T (located by the engine; γ_t = 1, τ_p = −γ_p) must give the
 # same trajectory and gradients as the time events (both keep the step grid fixed).

@@ -12,7 +12,9 @@ released at the clearing):
   * central finite differences <= 1e-6 for each kind (terminal, integral; a difference of two
     quantities, a single state, a speed deviation, a bus-voltage magnitude with a constant) and
     the parameters P2, KA3 (moves the VR3 hit), t_off, Vm3;
-  * bad names and bad expressions are refused with an error naming the problem;
+  * bad names and bad expressions are refused with an error naming the problem, and so are
+    settings that would silently give a wrong number (fault at t <= 0, an empty frequency
+    band, tie lines without impedance, no parameter area);
   * -wecc9_sensitivities: the last line equals the forward gradient (running integrals of the
     integral costs, the VR3 row for the terminal cost VR3); at t = 1.5 the running integral's
     gradient equals a solve ending there (<= 1e-12); the VR3 row is zero (<= 1e-12 of its scale)
@@ -108,7 +110,7 @@ for name in ("P2", "KA3", "t_off", "Vm3"):
 for k, w in worst.items():
     check(w <= 1e-6, f"{NAMES_EXPECTED[k]}: adjoint vs central FD {w:.1e} <= 1e-6")
 
-# ---- refused names ---------------------------------------------------------------------------
+# ---- refused names and settings ---------------------------------------------------------------
 for opts, expect in ((["-wecc9_terminal_cost", "foo3"], "unknown quantity 'foo'"),
                      (["-wecc9_integral_cost", "VR4"], "no generator 4"),
                      (["-wecc9_terminal_cost", "Vm10"], "no bus 10"),
@@ -117,7 +119,12 @@ for opts, expect in ((["-wecc9_terminal_cost", "foo3"], "unknown quantity 'foo'"
                      (["-wecc9_terminal_cost", "1.5"], "names no quantity"),
                      (["-wecc9_terminal_cost", "VR1*2"], "expected + or -"),
                      (["-wecc9_sensitivity_rows", "omega0", "-hs_forward", "-wecc9_sensitivities", os.path.join(TMP, "x.csv")], "no generator 0"),
-                     (["-wecc9_sensitivities", os.path.join(TMP, "x.csv")], "needs -hs_forward")):
+                     (["-wecc9_sensitivities", os.path.join(TMP, "x.csv")], "needs -hs_forward"),
+                     # settings that would otherwise run and give a wrong number
+                     (["-t_on", "0", "-t_off", "0.02"], "applied after the start"),
+                     (["-freq_min", "61", "-freq_max", "59"], "need -freq_min < -freq_max"),
+                     (["-areas", "2", "-tie_r", "0", "-tie_x", "0"], "nonzero impedance"),
+                     (["-param_areas", "0"], "1 <= -param_areas <= -areas")):
     bad, out = fails(["-ts_max_time", "0.05"] + opts)
     check(bad and expect in out, f"{' '.join(opts[:2])} refused: {expect!r}")
 

@@ -25,7 +25,8 @@ Governors:
     leaves it, state events): adjoint = forward <= 1e-12, central differences <= 1e-6 for P2,
     Vm2, t_off, R2, R3 (R3 moves the valve hit: asserted); must-fail: without the event-time
     terms the gradient w.r.t. R3 is wrong by > 1 % (with the valve free: < 1e-6);
-  * 2 ranks (MUMPS) = 1 rank <= 1e-12; two areas with the power-flow start: adjoint = forward.
+  * 2 ranks (wecc9's default for small grids: redundant LU) = 1 rank <= 1e-12; two areas with the
+    power-flow start: adjoint = forward.
 """
 import math, re
 import wecc9_support as support

@@ -435,12 +435,8 @@ Result solveRing(HybridModel &m, CostFunction &cost, const char *extra = "") {
   Result r;
   Solver s(m);
   s.addCost(cost);
-  ScopedOptions o(std::string("-ts_adapt_type none ") + extra);
-  EXPECT_EQ(s.setFromOptions(), 0);
-  TSSetType(s.ts(), TSCN);
-  TSSetTimeStep(s.ts(), 0.02);
-  TSSetMaxTime(s.ts(), 2.0);  // time event, engage, release with its reset (short: MPI tests on 2 cores)
-  EXPECT_EQ(s.setFromOptions(), 0);
+  // Time event, engage, release with its reset (short: MPI tests on 2 cores).
+  EXPECT_EQ(configureFixedStep(s, TSCN, 0.02, 2.0, extra), 0);
   s.setForwardSensitivities(true);
   s.setAdjoint(true);
   s.setInitialStateSensitivities({0, 4, 10});
@@ -590,8 +586,11 @@ TEST_F(LocalVsDense, GuardRatesEqualTheGradientLoop) {
         for (auto &k : cases) {
           const PetscInt ng = k.m.numGuards();
           std::vector<PetscScalar> hook(ng, 0.0), loop(ng, 0.0), g0(ng, 0.0), gp(ng, 0.0), gm(ng, 0.0);
-          ASSERT_EQ(k.m.guardRates(t, k.x, k.xd, c, hook.data()), 0) << k.name;
-          ASSERT_EQ(k.m.HybridModel::guardRates(t, k.x, k.xd, c, loop.data()), 0) << k.name;
+          Vec work;
+          ASSERT_EQ(VecDuplicate(k.x, &work), 0);
+          ASSERT_EQ(k.m.guardRates(t, k.x, k.xd, c, work, hook.data()), 0) << k.name;
+          ASSERT_EQ(k.m.HybridModel::guardRates(t, k.x, k.xd, c, work, loop.data()), 0) << k.name;
+          VecDestroy(&work);
           // Independent: central difference of the guard values along (u̇, 1) in (u, t).
           const double h = 1e-5;
           for (auto [sgn, out] : {std::pair<double, std::vector<PetscScalar> *>{+1.0, &gp}, {-1.0, &gm}}) {

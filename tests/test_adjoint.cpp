@@ -174,20 +174,29 @@ TEST(Adjoint, TwoCostsInOneSweepEqualSeparateSweeps) {
     for (int j = 0; j < 2; ++j) EXPECT_EQ(together[k][j], alone[k][j]) << "cost " << k << " parameter " << j;
 }
 
-TEST(Adjoint, DiskTrajectoryIsBitIdenticalToMemory) {
+// One CN adjoint solve of KickedDecay with cost x(0.3) + x(0.5) + x(T) + ∫x², under `options`.
+struct AdjointRun {
+  std::vector<std::vector<PetscScalar>> gp, gu;
+  PetscInt reused = 0;
+};
+static AdjointRun kickedDecayAdjoint(const std::string &options) {
   KickedDecay model;
   Cost J({0.3, 0.5}, true, true);
-  std::vector<std::vector<PetscScalar>> g[2];
-  for (int disk = 0; disk < 2; ++disk) {
-    Solver s(model);
-    s.addCost(J);
-    ScopedOptions o(disk ? "-ts_adapt_type none -hs_trajectory_dir hs-test-trajectory" : "-ts_adapt_type none");
-    ASSERT_EQ(configure(s, TSCN, 0.01), 0);
-    s.setAdjoint(true);
-    ASSERT_EQ(s.solve(), 0);
-    g[disk] = s.adjointGradientP();
-  }
-  EXPECT_EQ(g[0], g[1]);
+  AdjointRun r;
+  Solver s(model);
+  s.addCost(J);
+  ScopedOptions o("-ts_adapt_type none " + options);
+  EXPECT_EQ(configure(s, TSCN, 0.01), 0);
+  s.setAdjoint(true);
+  EXPECT_EQ(s.solve(), 0);
+  r.gp = s.adjointGradientP();
+  r.gu = s.adjointGradientU0();
+  r.reused = s.stats().reusedJacobians;
+  return r;
+}
+
+TEST(Adjoint, DiskTrajectoryIsBitIdenticalToMemory) {
+  EXPECT_EQ(kickedDecayAdjoint("").gp, kickedDecayAdjoint("-hs_trajectory_dir hs-test-trajectory").gp);
 }
 
 TEST(AdjointRefuses, RKTableauWithTheMuBug) {
@@ -258,4 +267,16 @@ TEST(ForwardRefuses, MidpointTheta) {
   ErrorCapture err;
   EXPECT_NE(s.solve(), 0);
   EXPECT_NE(err.message().find("midpoint"), std::string::npos) << err.message();
+}
+
+// PETSc's theta adjoint asks for f_u and f_p at (t_n, u_n) twice; the reverse sweep copies the
+// second (Dynamics::reuseRepeatedJacobians). The copy must be the evaluation bit for bit, across
+// the kick (same t, U⁻ vs U⁺) and measurement stops; off, nothing is reused.
+TEST(Adjoint, RepeatedJacobiansAreCopiedBitForBit) {
+  const AdjointRun off = kickedDecayAdjoint("-hs_adjoint_reuse_jacobians 0"), on = kickedDecayAdjoint("");
+  EXPECT_EQ(off.gp, on.gp);
+  EXPECT_EQ(off.gu, on.gu);
+  EXPECT_EQ(off.reused, 0);
+  // One f_u and one f_p per reversed step except where the step starts at the kick (u⁻ ≠ u⁺).
+  EXPECT_GE(on.reused, 2 * 100 - 4);
 }

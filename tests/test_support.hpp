@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <hybridsens/solver.hpp>
 #include <petscsys.h>
 
 #include <string>
@@ -47,6 +48,19 @@ private:
   }
   std::string message_;
 };
+
+// A test's integrator: `type` with the fixed step dt up to T, with -ts_adapt_type none and
+// `options` set while the solver reads them.
+inline PetscErrorCode configureFixedStep(hybridsens::Solver &s, TSType type, PetscReal dt, PetscReal T, const std::string &options = "") {
+  ScopedOptions o("-ts_adapt_type none " + options);
+  PetscFunctionBeginUser;
+  PetscCall(s.setFromOptions());  // creates the TS
+  PetscCall(TSSetType(s.ts(), type));
+  PetscCall(TSSetTimeStep(s.ts(), dt));
+  PetscCall(TSSetMaxTime(s.ts(), T));
+  PetscCall(s.setFromOptions());
+  PetscFunctionReturn(0);
+}
 
 inline double relDiff(double a, double b) { return std::abs(a - b) / std::max(1e-300, std::max(std::abs(a), std::abs(b))); }
 

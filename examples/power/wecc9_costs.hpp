@@ -36,6 +36,9 @@ struct Expression {
     }
     return v;
   }
+  // The quantity is one state entry (up to a constant): λ at that row is its adjoint, which the
+  // adjoint CSV reports; a scaled entry or a magnitude has no single row.
+  bool isStateEntry() const { return terms.size() == 1 && terms[0].kind != Magnitude && terms[0].coef == 1; }
   // Position of global row r in reads (added if new).
   PetscInt slot(PetscInt r) {
     const auto it = std::find(reads.begin(), reads.end(), r);

@@ -41,12 +41,14 @@ public:
   PetscErrorCode build() {
     const Layout &L = s_.layout;
     PetscFunctionBeginUser;
-    PetscCheck(L.areas >= 1 && L.paramAreas >= 0 && L.paramAreas <= L.areas, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "wecc9: need -areas >= 1 and 0 <= -param_areas <= -areas (got %" PetscInt_FMT ", %" PetscInt_FMT ")", L.areas, L.paramAreas);
+    // -param_areas >= 1: the fault times are parameters of area 1.
+    PetscCheck(L.areas >= 1 && L.paramAreas >= 1 && L.paramAreas <= L.areas, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: need -areas >= 1 and 1 <= -param_areas <= -areas (got %" PetscInt_FMT ", %" PetscInt_FMT ")", L.areas, L.paramAreas);
+    PetscCheck(L.areas == 1 || s_.tieR * s_.tieR + s_.tieX * s_.tieX > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "wecc9: the tie lines need a nonzero impedance (-tie_r, -tie_x)");
     PetscCheck(s_.faultBus >= 0 && s_.faultBus < L.numBuses(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
                "wecc9: -fault_bus must be 1..%" PetscInt_FMT " (bus b of area a is 9(a-1)+b)", L.numBuses());
     PetscCheck(s_.rfault > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -rfault must be positive");
-    PetscCheck(L.paramAreas >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -param_areas must be >= 1 (the fault times are parameters of area 1)");
     PetscCall(setSizes(L.numStates()));
     std::vector<PetscInt> alg;
     for (PetscInt g = 0; g < L.numGens(); ++g) alg.push_back(L.gs(g, 4)), alg.push_back(L.gs(g, 5));
@@ -91,18 +93,13 @@ public:
         }
         for (PetscInt l = 0; l < 3; ++l) rows.push_back(L.loadRef(a, l));
         for (PetscInt b = first; b < first + areaBuses; ++b) rows.push_back(L.vr(b)), rows.push_back(L.vi(b));
-        const PetscInt g0 = areaGens * a;
-        const Coupling c{{}, rows,
-                         L.hasParams(a) ? std::vector<PetscInt>{L.pVm(first), L.pTh(first), L.pP(g0 + 1), L.pP(g0 + 2), L.pVm(first + 1),
-                                                                L.pVm(first + 2), L.pKA(g0), L.pKA(g0 + 1), L.pKA(g0 + 2)}
-                                        : std::vector<PetscInt>{},
-                         {}};
+        const Coupling c{{}, rows, L.hasParams(a) ? powerFlowStartParameters(a) : std::vector<PetscInt>{}, {}};
         const PowerFlowStart start{L.governors};
         if (L.hasParams(a)) add(start, c);
-        else {
+        else {  // a constant area: area 1's nominal values
           std::array<PetscReal, PowerFlowStart::numParams> nominal{};
           const auto q = nominalParameters();
-          const std::vector<PetscInt> idx{L.pVm(0), L.pTh(0), L.pP(1), L.pP(2), L.pVm(1), L.pVm(2), L.pKA(0), L.pKA(1), L.pKA(2)};
+          const std::vector<PetscInt> idx = powerFlowStartParameters(0);
           for (size_t i = 0; i < idx.size(); ++i) nominal[i] = q[idx[i]];
           add(FixedParameters<PowerFlowStart>{start, nominal}, c);
         }
@@ -142,10 +139,18 @@ public:
   // refuses a p for which it does not converge, before the solve (the start kernel can only
   // return NaN then).
   PowerFlow<PetscReal> powerFlow(const std::vector<PetscReal> &p, PetscInt a) const {
+    const std::vector<PetscInt> idx = powerFlowStartParameters(a);
+    PetscReal spec[pfSpecs];
+    for (PetscInt i = 0; i < pfSpecs; ++i) spec[i] = p[idx[i]];
+    return solvePowerFlow<PetscReal>(spec);
+  }
+
+  // The parameters of parameter area a that PowerFlowStart reads, in its order: the power-flow
+  // specification (|V1|, θ1, P2, P3, |V2|, |V3|: pfSpecs entries), then the exciter gains KA1..KA3.
+  std::vector<PetscInt> powerFlowStartParameters(PetscInt a) const {
     const Layout &L = s_.layout;
     const PetscInt b0 = areaBuses * a, g0 = areaGens * a;
-    const PetscReal spec[pfSpecs] = {p[L.pVm(b0)], p[L.pTh(b0)], p[L.pP(g0 + 1)], p[L.pP(g0 + 2)], p[L.pVm(b0 + 1)], p[L.pVm(b0 + 2)]};
-    return solvePowerFlow<PetscReal>(spec);
+    return {L.pVm(b0), L.pTh(b0), L.pP(g0 + 1), L.pP(g0 + 2), L.pVm(b0 + 1), L.pVm(b0 + 2), L.pKA(g0), L.pKA(g0 + 1), L.pKA(g0 + 2)};
   }
 
   DiscreteState initialDiscreteState() const override { return DiscreteState(1 + s_.layout.numLimiters(), 0); }

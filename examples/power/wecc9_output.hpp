@@ -1,5 +1,5 @@
-// Output of the wecc9 driver: global entries, state and sensitivity-trajectory CSV files (rank 0
-// writes), gradient tables and the -wecc9_check_start report.
+// Output of the wecc9 driver: state and sensitivity-trajectory CSV files (rank 0 writes) and the
+// -wecc9_check_start report.
 #pragma once
 
 #include "wecc9_costs.hpp"
@@ -7,24 +7,8 @@
 namespace wecc9 {
 using namespace hybridsens;
 
-// Value of global entry i of v on every rank.
-inline PetscErrorCode globalEntry(Vec v, PetscInt i, PetscScalar *value) {
-  PetscInt lo, hi;
-  PetscScalar mine = 0;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetOwnershipRange(v, &lo, &hi));
-  if (i >= lo && i < hi) {
-    const PetscScalar *a;
-    PetscCall(VecGetArrayRead(v, &a));
-    mine = a[i - lo];
-    PetscCall(VecRestoreArrayRead(v, &a));
-  }
-  PetscCallMPI(MPI_Allreduce(&mine, value, 1, MPIU_SCALAR, MPIU_SUM, PetscObjectComm((PetscObject)v)));
-  PetscFunctionReturn(0);
-}
-
 // -wecc9_states FILE: every step start (post-event state) and the final state, one CSV line
-// "t,u_0,...,u_50" each, written by rank 0 (for the PETSc peer test and the plotting script).
+// "t,u_0,...,u_{n-1}" each, written by rank 0 (for the PETSc peer test and the plotting script).
 struct StateWriter {
   FILE *file = nullptr;
   VecScatter toZero = nullptr;
@@ -155,31 +139,12 @@ inline PetscErrorCode writeAdjointSample(TrajectoryCSV &w, const AdjointSample &
   for (Vec lambda : s.lambda) {
     PetscCall(gatherRows(lambda, nullptr, 0, w.rows, g));
     for (const Expression &e : w.quantities)
-      if (e.terms.size() == 1 && e.terms[0].kind != Expression::Magnitude && w.file) {
+      if (e.isStateEntry() && w.file) {
         const size_t at = (size_t)(std::find(w.rows.begin(), w.rows.end(), e.reads[0]) - w.rows.begin());
         std::fprintf(w.file, ",%.17g", (double)g[at]);
       }
   }
   if (w.file) std::fprintf(w.file, "\n");
-  PetscFunctionReturn(0);
-}
-
-inline PetscErrorCode printGradientTable(const char *title, const std::vector<std::vector<PetscScalar>> &g, const std::vector<std::string> &names,
-                                         const std::vector<std::string> &costNames) {
-  PetscFunctionBeginUser;
-  if (g.empty()) PetscFunctionReturn(0);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s:\n", title));
-  for (size_t j0 = 0; j0 < names.size(); j0 += 10) {  // blocks of 10 columns
-    const size_t j1 = std::min(names.size(), j0 + 10);
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-4s", "cost"));  // long names of user costs shift their row
-    for (size_t j = j0; j < j1; ++j) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %13s", ("d/d" + names[j]).c_str()));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-    for (size_t k = 0; k < g.size(); ++k) {
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-4s", costNames[k].c_str()));
-      for (size_t j = j0; j < j1; ++j) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " % 13.6e", (double)g[k][j]));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-    }
-  }
   PetscFunctionReturn(0);
 }
 

@@ -363,7 +363,7 @@ public:
   }
 
   // γ_t + γ_u·u̇ of each active guard as one directional derivative (u seeded with u̇, t with 1).
-  PetscErrorCode guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, PetscScalar *rates) const final {
+  PetscErrorCode guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, Vec, PetscScalar *rates) const final {
     std::vector<PetscReal> x, xd;
     PetscFunctionBeginUser;
     PetscCall(ad::detail::readLocal(u, x));

@@ -468,7 +468,7 @@ public:
   // γ_t + γ_u·u̇ of the active guards from one directional derivative of each guard kernel, on the
   // gathered (owned and ghost) entries of u and u̇: O(guard kernels) per call, where the default
   // (a gradient Vec per guard) would cost O(guards × n).
-  PetscErrorCode guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, PetscScalar *rates) const final {
+  PetscErrorCode guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, Vec, PetscScalar *rates) const final {
     const PetscInt ng = numGuards();
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("guardRates"));

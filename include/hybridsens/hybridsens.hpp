@@ -10,4 +10,5 @@
 #include "hybridsens/second_order.hpp"
 #include "hybridsens/solver.hpp"
 #include "hybridsens/tao.hpp"
+#include "hybridsens/vec_entry.hpp"
 #include "hybridsens/verify.hpp"

@@ -111,11 +111,12 @@ public:
                                        PetscScalar *gp) const;
   // ġ_j = γ_t + γ_u·u̇ of every guard active in c.d, this rank's contribution (summed over
   // ranks by the engine, like guards()); rates has numGuards() entries, zero on entry; entries of
-  // inactive guards are ignored. Called collectively at every step end, so its cost is per step.
-  // Default: guardGradient for each active guard and a local dot product with u̇ — O(guards ×
-  // (n + np)) per call; a model with many guards should override it (the AD front ends do, with
-  // one directional derivative per guard).
-  virtual PetscErrorCode guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, PetscScalar *rates) const;
+  // inactive guards are ignored. work is a scratch vector laid out like u (the engine's, so
+  // nothing is allocated per call). Called collectively at every step end, so its cost is per
+  // step. Default: guardGradient for each active guard (γ_u into work) and a local dot product
+  // with u̇ — O(guards × (n + np)) per call; a model with many guards should override it (the AD
+  // front ends do, with one directional derivative per guard).
+  virtual PetscErrorCode guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, Vec work, PetscScalar *rates) const;
 
   // ---- time events ------------------------------------------------------------------------
   virtual PetscInt numTimeEvents() const { return 0; }

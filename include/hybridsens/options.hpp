@@ -19,6 +19,9 @@ struct EngineOptions {
   // actually taken (exact for the computed trajectory; default), or with u̇⁻/u̇⁺ (DESIGN.md §4
   // as printed; O(h^order) from it).
   PetscBool discreteEventDerivative = PETSC_TRUE;
+  // -hs_adjoint_reuse_jacobians: the reverse sweep copies f_u and f_p evaluated again at the
+  // same (t, u, mode) instead of re-evaluating them (bitwise the same values; off for comparison).
+  PetscBool reuseAdjointJacobians = PETSC_TRUE;
   std::string summaryFile;           // -hs_summary FILE: JSON summary
   std::string trajectoryDir;         // -hs_trajectory_dir DIR: keep the trajectory on disk
 

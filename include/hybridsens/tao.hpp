@@ -34,6 +34,12 @@
 
 namespace hybridsens {
 
+// TAO vectors for a Solver's parameters keep every entry on rank 0 (TaoProblem's, and those
+// of programs that drive TAO themselves). taoVectorValues: every entry, on every rank
+// (collective); setTaoVectorValues: each rank writes its owned entries from values (global order).
+PetscErrorCode taoVectorValues(Vec x, std::vector<PetscReal> &values);
+PetscErrorCode setTaoVectorValues(const std::vector<PetscScalar> &values, Vec x);
+
 enum class TaoHessian { Assembled, MatrixFree, None };
 enum class TaoGradient { Adjoint, FiniteDifference };
 
@@ -72,8 +78,6 @@ private:
   // Make the solver's last solve be at x (re-solving only when needed).
   PetscErrorCode moveTo(Vec x, bool needAdjoint);
   PetscErrorCode moveTo(const std::vector<PetscReal> &p, bool needAdjoint);
-  PetscErrorCode toStd(Vec x, std::vector<PetscReal> &out) const;
-  PetscErrorCode fromStd(const std::vector<PetscScalar> &in, Vec x) const;
 
   Solver &solver_;
   size_t cost_;

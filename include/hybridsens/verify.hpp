@@ -28,6 +28,13 @@ struct GradientCheckReport {
   bool passed = false;
 };
 
+// Central differences (J_k(p + h_j e_j) − J_k(p − h_j e_j)) / (2 h_j) of every cost for the
+// parameters in `indices`, h_j = relativeStep · max(|p_j|, 1e-2), around the solver's
+// parameters: two value-only solves per parameter. The solver's parameters and sensitivity
+// switches are restored (its last solve is the last perturbed one). fd[k][i] is for indices[i].
+PetscErrorCode centralDifferences(Solver &solver, const std::vector<PetscInt> &indices, PetscReal relativeStep,
+                                  std::vector<std::vector<PetscScalar>> &fd);
+
 // Runs the solver several times (at p and at perturbed p) and restores p afterwards. Prints a
 // table on the solver's communicator. Returns an error (PETSC_ERR_NOT_CONVERGED) when a check
 // fails, after printing.

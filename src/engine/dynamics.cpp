@@ -1,5 +1,6 @@
 #include "engine/dynamics.hpp"
 
+#include "util/direct_solver.hpp"
 #include "util/user_call.hpp"
 
 #include <petsc/private/petscimpl.h>
@@ -65,15 +66,9 @@ PetscErrorCode Dynamics::setUp() {
   PetscCall(createParameterJacobianMatrix());
 
   if (isDAE()) {
-    PetscMPIInt size;
-    PC pc;
-    PetscCallMPI(MPI_Comm_size(comm(), &size));
     PetscCall(KSPCreate(comm(), &consistencyKsp_));
     PetscCall(KSPSetOptionsPrefix(consistencyKsp_, "hs_consistency_"));
-    PetscCall(KSPSetType(consistencyKsp_, KSPPREONLY));
-    PetscCall(KSPGetPC(consistencyKsp_, &pc));
-    PetscCall(PCSetType(pc, PCLU));
-    if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+    PetscCall(setDirectSolveDefaults(consistencyKsp_));
     PetscCall(KSPSetFromOptions(consistencyKsp_));
   }
   PetscFunctionReturn(0);
@@ -173,8 +168,12 @@ PetscErrorCode Dynamics::rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f) 
 }
 
 PetscErrorCode Dynamics::rhsJacobian(PetscReal t, Vec u, const DiscreteState &d) {
+  bool hit = false;
   PetscFunctionBeginUser;
+  if (reuse_) PetscCall(jacobianCache_.lookup(t, u, d, J_, &hit));
+  if (hit) PetscFunctionReturn(0);
   PetscCall(rhsJacobian(t, u, d, J_));
+  if (reuse_) PetscCall(jacobianCache_.store(t, u, d, J_));
   PetscFunctionReturn(0);
 }
 
@@ -216,6 +215,16 @@ PetscErrorCode Dynamics::rhsTimeDerivative(PetscReal t, Vec u, const DiscreteSta
 }
 
 PetscErrorCode Dynamics::rhsJacobianP(PetscReal t, Vec u, const DiscreteState &d) {
+  bool hit = false;
+  PetscFunctionBeginUser;
+  if (reuse_) PetscCall(parameterJacobianCache_.lookup(t, u, d, Jp_, &hit));
+  if (hit) PetscFunctionReturn(0);
+  PetscCall(evaluateParameterJacobian(t, u, d));
+  if (reuse_) PetscCall(parameterJacobianCache_.store(t, u, d, Jp_));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::evaluateParameterJacobian(PetscReal t, Vec u, const DiscreteState &d) {
   PetscInt m, N, lda;
   const PetscScalar *a;
   PetscBool bad = PETSC_FALSE, dense;

@@ -7,6 +7,7 @@
 //     reset derivative ∂u⁺/∂ũ = A⁻¹[I;0] and its transpose.
 #pragma once
 
+#include "engine/evaluation_cache.hpp"
 #include "hybridsens/model.hpp"
 
 #include <petscksp.h>
@@ -80,7 +81,17 @@ public:
 
   PetscErrorCode checkFinite(Vec v, const char *callback, PetscReal t, const DiscreteState &d) const;
 
+  // While on, f_u (into J()) and f_p evaluated again at the last (t, u, mode) are copied, not
+  // re-evaluated (see MatEvaluationCache); the reverse sweep turns it on. Switching clears it.
+  void reuseRepeatedJacobians(bool on) {
+    reuse_ = on;
+    jacobianCache_.clear();
+    parameterJacobianCache_.clear();
+  }
+  PetscInt reusedJacobians() const { return jacobianCache_.hits() + parameterJacobianCache_.hits(); }
+
 private:
+  PetscErrorCode evaluateParameterJacobian(PetscReal t, Vec u, const DiscreteState &d);
   static PetscErrorCode RHSFunction(TS, PetscReal, Vec, Vec, void *);
   static PetscErrorCode RHSJacobian(TS, PetscReal, Vec, Mat, Mat, void *);
   static PetscErrorCode RHSJacobianP(TS, PetscReal, Vec, Mat, void *);
@@ -95,6 +106,8 @@ private:
   Vec templ_ = nullptr, mass_ = nullptr, work_ = nullptr, work2_ = nullptr;
   Mat J_ = nullptr, Jp_ = nullptr, A_ = nullptr;
   KSP consistencyKsp_ = nullptr;
+  bool reuse_ = false;
+  MatEvaluationCache jacobianCache_, parameterJacobianCache_;
   IS algIS_ = nullptr, diffIS_ = nullptr;
   std::vector<PetscInt> diffRows_;  // global indices of owned differential rows
   std::vector<PetscInt> algRows_;   // global indices of owned algebraic rows

@@ -346,21 +346,22 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     if (reachedStop && h < hnext) hProposal = std::max(hProposal, hnext);
     if (reachedStop) ts_->ptime = stop.time;  // land exactly (t + (T - t) may differ from T in the last bit)
 
-    std::vector<PetscInt> fired;
+    std::vector<PetscInt> fired, crossed;
     bool anyCrossed = false;
     PetscReal hiddenAt = -1;
     // Classify every active guard at the current step end against its side at the start.
     auto scan = [&]() {
       fired.clear();
-      anyCrossed = false;
+      crossed.clear();
       for (PetscInt j = 0; j < guards_.size(); ++j) {
         if (!guards_.active(j, dyn_.mode)) continue;
         const PetscReal tol = opt_.eventTol * std::max(std::fabs(gStart_[j]), std::fabs(gEnd[j]));
         auto k = classifyCrossing(sideStart_[j], gEnd[j], tol, guards_.direction(j));
         if (k == CrossingKind::AtEnd && std::fabs(gStart_[j]) <= tol) k = CrossingKind::None;  // never left its surface
-        if (k == CrossingKind::Crossed) anyCrossed = true;
+        if (k == CrossingKind::Crossed) crossed.push_back(j);
         if (k == CrossingKind::AtEnd) fired.push_back(j);
       }
+      anyCrossed = !crossed.empty();
     };
     PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
     scan();
@@ -377,6 +378,20 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     if (anyCrossed) {
       PetscCall(locate(hFull, gEnd, fired));
       eventInside = currentH_ < hFull;
+      // A crossing located within the location tolerance of the stop this step aims at (in
+      // time: -hs_event_tol × h, or a few ulps of t) happens at the stop: round-off in the
+      // state (a clock integrated by BEULER leads t by ulps) must not put it before the time
+      // events there and reverse the documented order.
+      const PetscReal window = std::max(opt_.eventTol * hFull, 16 * PETSC_MACHINE_EPSILON * (std::fabs(start_.t) + hFull));
+      if (eventInside && reachedStop && hFull - currentH_ <= window) {
+        PetscCall(retakeStep(hFull));
+        ts_->ptime = stop.time;
+        PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
+        scan();  // every guard crossed by the stop crossed within the window: it fires there
+        fired.insert(fired.end(), crossed.begin(), crossed.end());
+        std::sort(fired.begin(), fired.end());
+        eventInside = false;
+      }
     } else if (hiddenAt > 0) {
       // Two crossings may hide inside this step: shorten it to where the Hermite model is
       // farthest across; if a guard has crossed there, locate the crossing inside it.

@@ -59,6 +59,7 @@ public:
   const TrajectoryStore &trajectory() const { return traj_; }
   const EngineStats &stats() const { return stats_; }
   TS ts() const { return ts_; }
+  const EngineOptions &options() const { return opt_; }
   Dynamics &dynamics() { return dyn_; }
   GuardEvaluator &guards() { return guards_; }
 

@@ -46,7 +46,8 @@ PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, Vec udot, const Discret
   rate.assign(n_, 0.0);
   if (!n_) PetscFunctionReturn(0);
   std::vector<PetscScalar> local(n_, 0.0);
-  HS_USER_CALL(dyn_.comm(), "guardRates", dyn_.model().guardRates(t, u, udot, dyn_.context(d), local.data()));
+  if (!work_.gu) PetscCall(VecDuplicate(u, &work_.gu));
+  HS_USER_CALL(dyn_.comm(), "guardRates", dyn_.model().guardRates(t, u, udot, dyn_.context(d), work_.gu, local.data()));
   PetscCallMPI(MPI_Allreduce(local.data(), rate.data(), (int)n_, MPIU_SCALAR, MPIU_SUM, dyn_.comm()));
   for (PetscInt j = 0; j < n_; ++j) {
     if (!active(j, d)) {

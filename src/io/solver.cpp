@@ -1,5 +1,7 @@
 #include "hybridsens/solver.hpp"
 
+#include "util/direct_solver.hpp"
+
 #include "engine/dynamics.hpp"
 #include "engine/engine.hpp"
 #include "jump/jump_algebra.hpp"
@@ -38,20 +40,12 @@ PetscErrorCode Solver::build() {
   PetscCall(dyn_->setUp());
   PetscCall(dyn_->attach(ts_));
   PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
-  // Direct linear solves by default: forward and adjoint sensitivities agree to round-off only
-  // with exact solves (PETSC-3.18.md §9). Options may override.
   {
     SNES snes;
     KSP ksp;
-    PC pc;
-    PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(model_.comm(), &size));
     PetscCall(TSGetSNES(ts_, &snes));
     PetscCall(SNESGetKSP(snes, &ksp));
-    PetscCall(KSPSetType(ksp, KSPPREONLY));
-    PetscCall(KSPGetPC(ksp, &pc));
-    PetscCall(PCSetType(pc, PCLU));
-    if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+    PetscCall(setDirectSolveDefaults(ksp));
   }
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
   PetscFunctionReturn(0);
@@ -177,6 +171,7 @@ PetscErrorCode Solver::solve() {
     fwdGradU0_ = res.gradientU0;
   }
   adjointSeconds_ = 0;
+  reusedJacobians_ = 0;
   if (adjoint_) {
     const auto wall0 = std::chrono::steady_clock::now();
     PetscCall(pushStage("hybridsens adjoint"));
@@ -188,6 +183,7 @@ PetscErrorCode Solver::solve() {
     adjointSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     adjGradP_ = res.gradientP;
     adjGradU0_ = res.gradientU0;
+    reusedJacobians_ = res.reusedJacobians;
     // The reverse sweep switched the mode back; the final state's mode is what callers expect.
     dyn_->mode = engine_->trajectory().mode(engine_->trajectory().size() - 1);
   }
@@ -258,7 +254,25 @@ const DiscreteState &Solver::finalDiscreteState() const { return dyn_->mode; }
 
 SolveStats Solver::stats() const {
   const EngineStats &s = engine_->stats();
-  return {s.steps, s.rejectedSteps, s.locationSteps, s.events, s.wallSeconds, adjointSeconds_};
+  return {s.steps, s.rejectedSteps, s.locationSteps, s.events, s.wallSeconds, adjointSeconds_, reusedJacobians_};
+}
+
+PetscErrorCode preferRedundantLU(Solver &solver, PetscInt numStates, PetscInt maxStates) {
+  PetscMPIInt size;
+  PetscBool pcChosen, solverChosen;
+  SNES snes;
+  KSP ksp;
+  PC pc;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)solver.ts()), &size));
+  PetscCall(PetscOptionsHasName(nullptr, nullptr, "-pc_type", &pcChosen));
+  PetscCall(PetscOptionsHasName(nullptr, nullptr, "-pc_factor_mat_solver_type", &solverChosen));
+  if (size == 1 || numStates >= maxStates || pcChosen || solverChosen) PetscFunctionReturn(0);
+  PetscCall(TSGetSNES(solver.ts(), &snes));
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCREDUNDANT));
+  PetscFunctionReturn(0);
 }
 
 } // namespace hybridsens

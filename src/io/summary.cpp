@@ -1,7 +1,7 @@
 // The JSON summary written by -hs_summary FILE. Key names are part of the interface:
 // "final_time", "final_state", "final_discrete_state", "parameters", "events"
 // ({"time","guard","kind","step","from","to"}), "stats" ({"steps","rejected_steps",
-// "location_steps","events","wall_seconds","adjoint_wall_seconds"}), and with forward sensitivities "costs",
+// "location_steps","events","wall_seconds","adjoint_wall_seconds","reused_jacobians"}), and with forward sensitivities "costs",
 // "objective", "forward_gradient" ({"p","u0","u0_indices"}), "sensitivity_final" (n × np); with -hs_adjoint "gradient" ({"p","u0","u0_indices"});
 // with -hs_output_times "outputs" ([{"time","state","sensitivity" (n × np, with forward)}]); with
 // -hs_hessian "hessian" ([cost][i][j], parameters then initial-state components), "hessian_method",
@@ -95,7 +95,8 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
     if (!outputTimes_.empty()) j["outputs"] = outputs;
     const SolveStats s = stats();
     j["stats"] = {{"steps", s.steps}, {"rejected_steps", s.rejectedSteps}, {"location_steps", s.locationSteps},
-                  {"events", s.events}, {"wall_seconds", s.wallSeconds}, {"adjoint_wall_seconds", s.adjointWallSeconds}};
+                  {"events", s.events}, {"wall_seconds", s.wallSeconds}, {"adjoint_wall_seconds", s.adjointWallSeconds},
+                  {"reused_jacobians", s.reusedJacobians}};
     std::ofstream out(file);
     PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open -hs_summary file %s", file.c_str());
     out << j.dump(2) << "\n";

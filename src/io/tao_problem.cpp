@@ -12,21 +12,24 @@ TaoProblem::~TaoProblem() {
   MatDestroy(&H_);
 }
 
-PetscErrorCode TaoProblem::toStd(Vec x, std::vector<PetscReal> &out) const {
+PetscErrorCode taoVectorValues(Vec x, std::vector<PetscReal> &values) {
   std::vector<PetscScalar> all;
   PetscFunctionBeginUser;
   PetscCall(gatherToAll(x, all));
-  out.assign(all.begin(), all.end());
+  values.assign(all.begin(), all.end());
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode TaoProblem::fromStd(const std::vector<PetscScalar> &in, Vec x) const {
+PetscErrorCode setTaoVectorValues(const std::vector<PetscScalar> &values, Vec x) {
   PetscScalar *a;
-  PetscInt n;
+  PetscInt lo, hi, n;
   PetscFunctionBeginUser;
-  PetscCall(VecGetLocalSize(x, &n));  // nq_ on rank 0, 0 elsewhere
+  PetscCall(VecGetSize(x, &n));
+  PetscCheck((size_t)n == values.size(), PetscObjectComm((PetscObject)x), PETSC_ERR_ARG_SIZ, "setTaoVectorValues: %zu values for a vector of size %" PetscInt_FMT,
+             values.size(), n);
+  PetscCall(VecGetOwnershipRange(x, &lo, &hi));
   PetscCall(VecGetArrayWrite(x, &a));
-  for (PetscInt i = 0; i < n; ++i) a[i] = in[i];
+  for (PetscInt i = lo; i < hi; ++i) a[i - lo] = values[i];
   PetscCall(VecRestoreArrayWrite(x, &a));
   PetscFunctionReturn(0);
 }
@@ -54,7 +57,7 @@ PetscErrorCode TaoProblem::attach(Tao tao, TaoGradient gradient, TaoHessian hess
   PetscCall(VecDestroy(&x_));
   PetscCall(VecCreateMPI(comm_, nlocal, nq_, &x_));
   std::vector<PetscScalar> p(solver_.parameters().begin(), solver_.parameters().end());
-  PetscCall(fromStd(p, x_));
+  PetscCall(setTaoVectorValues(p, x_));
   PetscCall(TaoSetSolution(tao, x_));
   if (gradient == TaoGradient::Adjoint) PetscCall(TaoSetObjectiveAndGradient(tao, nullptr, ObjectiveAndGradient, this));
   else {
@@ -84,7 +87,7 @@ PetscErrorCode TaoProblem::attach(Tao tao, TaoGradient gradient, TaoHessian hess
 PetscErrorCode TaoProblem::moveTo(Vec x, bool needAdjoint) {
   std::vector<PetscReal> p;
   PetscFunctionBeginUser;
-  PetscCall(toStd(x, p));
+  PetscCall(taoVectorValues(x, p));
   PetscCall(moveTo(p, needAdjoint));
   PetscFunctionReturn(0);
 }
@@ -134,7 +137,7 @@ PetscErrorCode TaoProblem::ObjectiveAndGradient(Tao, Vec x, PetscReal *f, Vec g,
     PetscFunctionReturn(0);
   }
   *f = self->solver_.objective().at(self->cost_);
-  PetscCall(self->fromStd(self->solver_.adjointGradientP().at(self->cost_), g));
+  PetscCall(setTaoVectorValues(self->solver_.adjointGradientP().at(self->cost_), g));
   PetscFunctionReturn(0);
 }
 
@@ -179,10 +182,10 @@ PetscErrorCode TaoProblem::HessianMult(Mat H, Vec v, Vec y) {
   PetscCheck(!self->hessianAt_.empty(), self->comm_, PETSC_ERR_ORDER, "TaoProblem: Hessian product requested before the Hessian callback");
   PetscCall(self->moveTo(self->hessianAt_, false));  // TAO may have evaluated trial points since
   PetscCheck(!self->failed_, self->comm_, PETSC_ERR_PLIB, "TaoProblem: the simulation fails at the Hessian's point");
-  PetscCall(self->toStd(v, d));
+  PetscCall(taoVectorValues(v, d));
   PetscCall(self->solver_.hessianVectorProducts({std::vector<PetscScalar>(d.begin(), d.end())}, Hv));
   ++self->counters_.hessianProducts;
-  PetscCall(self->fromStd(Hv.at(self->cost_).at(0), y));
+  PetscCall(setTaoVectorValues(Hv.at(self->cost_).at(0), y));
   PetscFunctionReturn(0);
 }
 

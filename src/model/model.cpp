@@ -49,18 +49,17 @@ PetscErrorCode HybridModel::guardGradient(PetscInt j, PetscReal, Vec, const Mode
   SETERRQ(comm(), PETSC_ERR_SUP, "Model declares guard %" PetscInt_FMT " but does not implement guardGradient()", j);
 }
 
-PetscErrorCode HybridModel::guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, PetscScalar *rates) const {
+PetscErrorCode HybridModel::guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, Vec work, PetscScalar *rates) const {
   const PetscInt ng = numGuards();
   std::vector<PetscScalar> gp(c.p.size());
   PetscInt nl;
-  Vec gu, gLocal, udLocal;
+  Vec gLocal, udLocal;
   const PetscScalar *ud;
   PetscFunctionBeginUser;
   if (!ng) PetscFunctionReturn(0);
   PetscCall(VecGetLocalSize(u, &nl));
-  PetscCall(VecDuplicate(u, &gu));
-  // This rank's part of VecDot(γ_u, u̇) through sequential views of the local arrays (on one
-  // rank bit-identical to γ_t + VecDot).
+  // This rank's part of VecDot(γ_u, u̇) through sequential views of the local arrays (headers
+  // only; on one rank bit-identical to γ_t + VecDot).
   PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nl, nullptr, &gLocal));
   PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nl, nullptr, &udLocal));
   PetscCall(VecGetArrayRead(udot, &ud));
@@ -70,20 +69,19 @@ PetscErrorCode HybridModel::guardRates(PetscReal t, Vec u, Vec udot, const ModeC
     const PetscScalar *g;
     PetscScalar gt = 0, dot;
     std::fill(gp.begin(), gp.end(), 0.0);
-    PetscCall(VecZeroEntries(gu));
-    PetscCall(guardGradient(j, t, u, c, gu, &gt, gp.empty() ? nullptr : gp.data()));
-    PetscCall(VecGetArrayRead(gu, &g));
+    PetscCall(VecZeroEntries(work));
+    PetscCall(guardGradient(j, t, u, c, work, &gt, gp.empty() ? nullptr : gp.data()));
+    PetscCall(VecGetArrayRead(work, &g));
     PetscCall(VecPlaceArray(gLocal, g));
     PetscCall(VecDot(gLocal, udLocal, &dot));
     PetscCall(VecResetArray(gLocal));
-    PetscCall(VecRestoreArrayRead(gu, &g));
+    PetscCall(VecRestoreArrayRead(work, &g));
     rates[j] = gt + dot;
   }
   PetscCall(VecResetArray(udLocal));
   PetscCall(VecRestoreArrayRead(udot, &ud));
   PetscCall(VecDestroy(&gLocal));
   PetscCall(VecDestroy(&udLocal));
-  PetscCall(VecDestroy(&gu));
   PetscFunctionReturn(0);
 }
 

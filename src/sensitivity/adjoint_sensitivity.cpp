@@ -176,6 +176,14 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     PetscFunctionReturn(0);
   };
   const DiscreteState finalMode = dyn.mode;
+  // PETSc's theta adjoint evaluates f_u and f_p at (t_n, u_n) twice (end of one reversed step,
+  // start of the next): copy instead (Dynamics::reuseRepeatedJacobians), only for this sweep.
+  struct ReuseDuringSweep {
+    Dynamics &dyn;
+    ReuseDuringSweep(Dynamics &d, bool on) : dyn(d) { dyn.reuseRepeatedJacobians(on); }
+    ~ReuseDuringSweep() { dyn.reuseRepeatedJacobians(false); }
+  } reuse(dyn, engine_.options().reuseAdjointJacobians);
+  const PetscInt reusedBefore = dyn.reusedJacobians();
   for (PetscInt n = M; n >= 1; --n) {
     if (n == M) dyn.mode = finalMode;
     PetscCall(report(AdjointSample::Arrived, n, nullptr));
@@ -201,6 +209,7 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     PetscCall(TSAdjointStep(ts));
     if (quadts_) PetscCall(TSAdjointCostIntegral(ts));
   }
+  out.reusedJacobians = dyn.reusedJacobians() - reusedBefore;
   PetscCall(jumps_.destroy(J));
   PetscCheck(e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", e + 1);
   dyn.mode = traj.mode(0);

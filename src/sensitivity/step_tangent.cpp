@@ -1,5 +1,7 @@
 #include "sensitivity/step_tangent.hpp"
 
+#include "util/direct_solver.hpp"
+
 #include <petsc/private/tsimpl.h>
 
 namespace hybridsens {
@@ -19,8 +21,6 @@ StepTangent::~StepTangent() {
 }
 
 PetscErrorCode StepTangent::setUp(Vec like) {
-  PetscMPIInt size;
-  PC pc;
   PetscFunctionBeginUser;
   if (J_) PetscFunctionReturn(0);
   PetscCall(MatDuplicate(dyn_.J(), MAT_DO_NOT_COPY_VALUES, &J_));
@@ -28,13 +28,9 @@ PetscErrorCode StepTangent::setUp(Vec like) {
   for (Vec *v : {&f_, &ft_, &ru_, &rhs_, &zero_}) PetscCall(VecDuplicate(like, v));
   PetscCall(VecZeroEntries(zero_));
   // Direct solves, like the integrator's: the tangent must be exact to round-off.
-  PetscCallMPI(MPI_Comm_size(dyn_.comm(), &size));
   PetscCall(KSPCreate(dyn_.comm(), &ksp_));
   PetscCall(KSPSetOptionsPrefix(ksp_, "hs_tangent_"));
-  PetscCall(KSPSetType(ksp_, KSPPREONLY));
-  PetscCall(KSPGetPC(ksp_, &pc));
-  PetscCall(PCSetType(pc, PCLU));
-  if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(setDirectSolveDefaults(ksp_));
   PetscCall(KSPSetFromOptions(ksp_));
   PetscFunctionReturn(0);
 }

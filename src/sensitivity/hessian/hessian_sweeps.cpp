@@ -2,6 +2,7 @@
 #include "sensitivity/hessian/hessian_sweeps.hpp"
 
 #include "sensitivity/configuration.hpp"
+#include "util/direct_solver.hpp"
 #include "util/gather.hpp"
 #include "util/user_call.hpp"
 
@@ -103,15 +104,9 @@ PetscErrorCode HessianSweeps::setUp() {
   } else {
     PetscCall(TSThetaGetTheta(ts_, &theta_));
     if (!ksp_) {
-      PC pc;
-      PetscMPIInt size;
-      PetscCallMPI(MPI_Comm_size(dyn_.comm(), &size));
       PetscCall(KSPCreate(dyn_.comm(), &ksp_));
       PetscCall(KSPSetOptionsPrefix(ksp_, "hs_hessian_"));
-      PetscCall(KSPSetType(ksp_, KSPPREONLY));
-      PetscCall(KSPGetPC(ksp_, &pc));
-      PetscCall(PCSetType(pc, PCLU));
-      if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+      PetscCall(setDirectSolveDefaults(ksp_));
       PetscCall(KSPSetFromOptions(ksp_));
     }
   }
