@@ -363,3 +363,35 @@ void checkMethod(Method method, PetscReal dt) {
 TEST(Distributed, CrankNicolsonMatchesSerial) { checkMethod(Method::CN, 2e-3); }
 
 TEST(Distributed, RK4MatchesSerial) { checkMethod(Method::RK4, 2e-3); }
+
+// preferRedundantLU switches a distributed TS to a redundant serial LU unless the user chose the
+// preconditioner or the factorization package, also under the TS's own options prefix.
+TEST(Distributed, PreferRedundantLURespectsTheUsersChoice) {
+  ThermostatBank model(true);
+  PetscMPIInt size;
+  MPI_Comm_size(PETSC_COMM_WORLD, &size);
+  auto pcTypeAfter = [&](const char *prefix, const std::string &opts) {
+    hstest::ScopedOptions scoped(opts);
+    Solver solver(model);
+    SNES snes;
+    KSP ksp;
+    PC pc;
+    PCType t;
+    EXPECT_EQ(solver.setFromOptions(), 0);
+    if (prefix) EXPECT_EQ(TSSetOptionsPrefix(solver.ts(), prefix), 0);
+    EXPECT_EQ(TSSetType(solver.ts(), TSCN), 0);
+    EXPECT_EQ(solver.setFromOptions(), 0);
+    EXPECT_EQ(preferRedundantLU(solver, kN), 0);
+    EXPECT_EQ(TSGetSNES(solver.ts(), &snes), 0);
+    EXPECT_EQ(SNESGetKSP(snes, &ksp), 0);
+    EXPECT_EQ(KSPGetPC(ksp, &pc), 0);
+    EXPECT_EQ(PCGetType(pc, &t), 0);
+    return std::string(t);
+  };
+  const std::string redundant = size > 1 ? PCREDUNDANT : PCLU;  // one rank: nothing to do
+  EXPECT_EQ(pcTypeAfter(nullptr, ""), redundant);
+  EXPECT_EQ(pcTypeAfter(nullptr, "-pc_type lu"), PCLU);
+  EXPECT_EQ(pcTypeAfter("grid_", ""), redundant);
+  EXPECT_EQ(pcTypeAfter("grid_", "-grid_pc_factor_mat_solver_type mumps"), PCLU);
+  EXPECT_EQ(pcTypeAfter("grid_", "-pc_type lu"), redundant) << "an option without the TS's prefix is not the TS's";
+}

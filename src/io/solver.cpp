@@ -264,12 +264,15 @@ PetscErrorCode preferRedundantLU(Solver &solver, PetscInt numStates, PetscInt ma
   KSP ksp;
   PC pc;
   PetscFunctionBeginUser;
+  const char *prefix;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)solver.ts()), &size));
-  PetscCall(PetscOptionsHasName(nullptr, nullptr, "-pc_type", &pcChosen));
-  PetscCall(PetscOptionsHasName(nullptr, nullptr, "-pc_factor_mat_solver_type", &solverChosen));
-  if (size == 1 || numStates >= maxStates || pcChosen || solverChosen) PetscFunctionReturn(0);
   PetscCall(TSGetSNES(solver.ts(), &snes));
   PetscCall(SNESGetKSP(snes, &ksp));
+  // The user's choice under the TS's own prefix (e.g. -wecc_pc_type after TSSetOptionsPrefix).
+  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+  PetscCall(PetscOptionsHasName(nullptr, prefix, "-pc_type", &pcChosen));
+  PetscCall(PetscOptionsHasName(nullptr, prefix, "-pc_factor_mat_solver_type", &solverChosen));
+  if (size == 1 || numStates >= maxStates || pcChosen || solverChosen) PetscFunctionReturn(0);
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCREDUNDANT));
   PetscFunctionReturn(0);
