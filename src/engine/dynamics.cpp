@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace hybridsens {
 
@@ -383,6 +384,13 @@ PetscErrorCode Dynamics::timeDerivative(PetscReal t, Vec u, const DiscreteState 
     PetscCall(setConsistencyPoint(t, u, d));
     PetscCall(consistencySolve(work_, udot, false));
   }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::differentialTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot) {
+  PetscFunctionBeginUser;
+  PetscCall(rhs(t, u, d, udot));
+  if (isDAE()) PetscCall(VecISSet(udot, algIS_, std::numeric_limits<PetscReal>::quiet_NaN()));
   PetscFunctionReturn(0);
 }
 

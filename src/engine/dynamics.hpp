@@ -64,6 +64,9 @@ public:
 
   // u̇ at (t, u) in discrete state d (includes ẏ for a DAE).
   PetscErrorCode timeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot);
+  // ẋ = f_x on the differential rows and NaN on the algebraic ones: u̇ without ẏ, which for a DAE
+  // would cost a Jacobian and a factorization (GuardEvaluator::rates probes with it).
+  PetscErrorCode differentialTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot);
   // Solve g(t, x, y) = 0 for y with x fixed (DAE only; no-op for an ODE).
   PetscErrorCode reinitialize(PetscReal t, Vec u, const DiscreteState &d, const char *where);
   // out = A⁻¹ [v_x; b_y] with A the consistency matrix at (t, u, d); used by the jumps.

@@ -84,8 +84,7 @@ PetscErrorCode Engine::endRates(std::vector<PetscScalar> &rate) {
   Vec X;
   PetscFunctionBeginUser;
   PetscCall(TSGetSolution(ts_, &X));
-  PetscCall(dyn_.timeDerivative(ts_->ptime, X, dyn_.mode, udot_));
-  PetscCall(guards_.rates(ts_->ptime, X, udot_, dyn_.mode, rate));
+  PetscCall(guards_.rates(ts_->ptime, X, dyn_.mode, udot_, rate));
   PetscFunctionReturn(0);
 }
 
@@ -281,6 +280,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   traj_.clear();
   PetscCall(traj_.useDisk(dyn_.comm(), opt_.trajectoryDir, u0));
   stats_ = EngineStats();
+  guards_.resetCounters();
   PetscCall(buildStops(t0, tf));
 
   PetscCall(TSGetSolution(ts_, &X));
@@ -456,6 +456,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     } else hnext = hProposal;
   }
   PetscCall(TSMonitor(ts_, ts_->steps, ts_->ptime, X));
+  stats_.ydotSolves = guards_.ydotSolves();
   stats_.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   PetscFunctionReturn(0);
 }

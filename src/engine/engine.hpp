@@ -40,6 +40,7 @@ public:
 
 struct EngineStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
+  PetscInt ydotSolves = 0;  // guard-rate evaluations of a DAE that needed ẏ (GuardEvaluator::rates)
   double wallSeconds = 0;
 };
 

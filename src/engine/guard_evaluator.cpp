@@ -2,6 +2,7 @@
 
 #include "util/user_call.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hybridsens {
@@ -41,7 +42,7 @@ PetscErrorCode GuardEvaluator::gradient(PetscInt j, PetscReal t, Vec u, const Di
 
 // One model call and one reduction for all guards: this runs at every step end, and a grid
 // has thousands of guards (a gradient per guard would cost O(guards × (n + np)) per step).
-PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, Vec udot, const DiscreteState &d, std::vector<PetscScalar> &rate) {
+PetscErrorCode GuardEvaluator::modelRates(PetscReal t, Vec u, Vec udot, const DiscreteState &d, std::vector<PetscScalar> &rate) {
   PetscFunctionBeginUser;
   rate.assign(n_, 0.0);
   if (!n_) PetscFunctionReturn(0);
@@ -49,15 +50,36 @@ PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, Vec udot, const Discret
   if (!work_.gu) PetscCall(VecDuplicate(u, &work_.gu));
   HS_USER_CALL(dyn_.comm(), "guardRates", dyn_.model().guardRates(t, u, udot, dyn_.context(d), work_.gu, local.data()));
   PetscCallMPI(MPI_Allreduce(local.data(), rate.data(), (int)n_, MPIU_SCALAR, MPIU_SUM, dyn_.comm()));
-  for (PetscInt j = 0; j < n_; ++j) {
-    if (!active(j, d)) {
-      rate[j] = 0;
-      continue;
-    }
+  for (PetscInt j = 0; j < n_; ++j)
+    if (!active(j, d)) rate[j] = 0;
+  PetscFunctionReturn(0);
+}
+
+// For a DAE, ẏ = −g_y⁻¹(g_x ẋ + g_t) costs a Jacobian and a factorization — at every step end,
+// more than the step's own Newton solve on a power grid. Most guards (a limit on a differential
+// state) do not read algebraic states, so the rates are first evaluated with ẏ = NaN: IEEE
+// arithmetic carries the NaN into exactly those rates that read ẏ (0·NaN is NaN, so a rate
+// formed as a dot product with a full gradient counts as reading it). Only if an active
+// guard's rate comes back NaN is ẏ computed and the rates evaluated again, exactly.
+PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, const DiscreteState &d, Vec udot, std::vector<PetscScalar> &rate) {
+  PetscFunctionBeginUser;
+  rate.assign(n_, 0.0);
+  if (!n_) PetscFunctionReturn(0);
+  bool needsYdot = dyn_.isDAE();
+  if (needsYdot) {
+    PetscCall(dyn_.differentialTimeDerivative(t, u, d, udot));
+    PetscCall(modelRates(t, u, udot, d, rate));
+    needsYdot = std::any_of(rate.begin(), rate.end(), [](PetscScalar r) { return std::isnan(r); });
+  }
+  if (needsYdot || !dyn_.isDAE()) {
+    ydotSolves_ += dyn_.isDAE();
+    PetscCall(dyn_.timeDerivative(t, u, d, udot));
+    PetscCall(modelRates(t, u, udot, d, rate));
+  }
+  for (PetscInt j = 0; j < n_; ++j)
     PetscCheck(std::isfinite(rate[j]), dyn_.comm(), PETSC_ERR_FP,
                "NaN or Inf returned by model callback guardRates for guard '%s' (its rate) at t = %.17g in discrete state %s",
                dyn_.model().guardInfo(j).name.c_str(), (double)t, describe(d).c_str());
-  }
   PetscFunctionReturn(0);
 }
 

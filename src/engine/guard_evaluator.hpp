@@ -27,16 +27,23 @@ public:
   // γ_u, γ_t, γ_p of guard j at (t, u) in d. `out.gu` must be a vector like u.
   PetscErrorCode gradient(PetscInt j, PetscReal t, Vec u, const DiscreteState &d, GuardGradient &out);
   // ġ_j = γ_t + γ_u·u̇ for every active guard (0 for inactive ones): HybridModel::guardRates.
-  PetscErrorCode rates(PetscReal t, Vec u, Vec udot, const DiscreteState &d, std::vector<PetscScalar> &rate);
+  // udot is scratch (like u); it holds the u̇ used (ẏ only if it was needed, NaN otherwise).
+  PetscErrorCode rates(PetscReal t, Vec u, const DiscreteState &d, Vec udot, std::vector<PetscScalar> &rate);
+  // How many rates() calls of a DAE needed ẏ (a consistency solve); the others did without.
+  PetscInt ydotSolves() const { return ydotSolves_; }
+  void resetCounters() { ydotSolves_ = 0; }
   // Transversality denominator D = γ_t + γ_u u̇ and its scale |γ_t| + ‖γ_u‖‖u̇‖.
   PetscErrorCode transversality(PetscInt j, PetscReal t, Vec u, Vec udot, const DiscreteState &d, PetscScalar *D,
                                 PetscReal *scale);
 
 private:
+  PetscErrorCode modelRates(PetscReal t, Vec u, Vec udot, const DiscreteState &d, std::vector<PetscScalar> &rate);
+
   Dynamics &dyn_;
   PetscInt n_;
   std::vector<int> direction_;
   GuardGradient work_;
+  PetscInt ydotSolves_ = 0;
 };
 
 } // namespace hybridsens

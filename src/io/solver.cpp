@@ -254,7 +254,7 @@ const DiscreteState &Solver::finalDiscreteState() const { return dyn_->mode; }
 
 SolveStats Solver::stats() const {
   const EngineStats &s = engine_->stats();
-  return {s.steps, s.rejectedSteps, s.locationSteps, s.events, s.wallSeconds, adjointSeconds_, reusedJacobians_};
+  return {s.steps, s.rejectedSteps, s.locationSteps, s.events, s.wallSeconds, adjointSeconds_, reusedJacobians_, s.ydotSolves};
 }
 
 PetscErrorCode preferRedundantLU(Solver &solver, PetscInt numStates, PetscInt maxStates) {

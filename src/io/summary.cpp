@@ -96,7 +96,7 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
     const SolveStats s = stats();
     j["stats"] = {{"steps", s.steps}, {"rejected_steps", s.rejectedSteps}, {"location_steps", s.locationSteps},
                   {"events", s.events}, {"wall_seconds", s.wallSeconds}, {"adjoint_wall_seconds", s.adjointWallSeconds},
-                  {"reused_jacobians", s.reusedJacobians}};
+                  {"reused_jacobians", s.reusedJacobians}, {"ydot_solves", s.ydotSolves}};
     std::ofstream out(file);
     PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open -hs_summary file %s", file.c_str());
     out << j.dump(2) << "\n";
