@@ -149,12 +149,16 @@ public:
   // Global guard indices of instance k (for the ownership map).
   virtual std::vector<PetscInt> guardsOf(PetscInt k) const = 0;
 
-  // Sparsity: rows = writes, cols = reads, per instance (into a MATPREALLOCATOR).
-  virtual PetscErrorCode pattern(Mat P) const = 0;
+  // ∂f/∂u as a list of blocks (writes × reads, row-major, one per instance): jacobianEntries
+  // appends the blocks' global (row, col) pairs, jacobianValues writes their values in the same
+  // order (jacobianValueCount of them); addJacobianValues adds such values into J block by block
+  // (MatSetValues, for a matrix without the COO layout).
+  virtual PetscCount jacobianValueCount() const = 0;
+  virtual void jacobianEntries(std::vector<PetscInt> &rows, std::vector<PetscInt> &cols) const = 0;
+  virtual void jacobianValues(const Point &z, PetscScalar *v) const = 0;
+  virtual PetscErrorCode addJacobianValues(const PetscScalar *v, Mat J) const = 0;
   // fw[writePos] += f (value).
   virtual void residual(const Point &z, PetscScalar *fw) const = 0;
-  // J(writes, reads) += ∂f/∂u (MatSetValues, ADD_VALUES, global indices).
-  virtual PetscErrorCode jacobian(const Point &z, Mat J) const = 0;
   // Jw[col * m + writePos] += ∂f/∂p_col (column-major m × np).
   virtual void jacobianP(const Point &z, PetscInt m, PetscScalar *Jw) const = 0;
   // The same into a sparse matrix: Jp(writes, params) += ∂f/∂p (MatSetValues, ADD_VALUES), and
@@ -235,15 +239,28 @@ public:
     return {guard_.begin() + s.g0, guard_.begin() + s.g0 + s.ng};
   }
 
-  PetscErrorCode pattern(Mat P) const override {
+  PetscCount jacobianValueCount() const override {
+    PetscCount c = 0;
+    if constexpr (HasResidual<K>::value)
+      for (const Slots &s : slots_) c += (PetscCount)s.nr * s.nw;
+    return c;
+  }
+  void jacobianEntries(std::vector<PetscInt> &rows, std::vector<PetscInt> &cols) const override {
+    if constexpr (HasResidual<K>::value)
+      for (const Slots &s : slots_)
+        for (int w = 0; w < s.nw; ++w)
+          for (int i = 0; i < s.nr; ++i) {
+            rows.push_back(writeGlob_[s.w0 + w]);
+            cols.push_back(readGlob_[s.r0 + i]);
+          }
+  }
+  PetscErrorCode addJacobianValues(const PetscScalar *v, Mat J) const override {
     PetscFunctionBeginUser;
-    if constexpr (HasResidual<K>::value) {
-      std::vector<PetscScalar> zeros;
+    if constexpr (HasResidual<K>::value)
       for (const Slots &s : slots_) {
-        zeros.assign((size_t)s.nr * s.nw, 0.0);
-        if (s.nr && s.nw) PetscCall(MatSetValues(P, s.nw, &writeGlob_[s.w0], s.nr, &readGlob_[s.r0], zeros.data(), INSERT_VALUES));
+        if (s.nr && s.nw) PetscCall(MatSetValues(J, s.nw, &writeGlob_[s.w0], s.nr, &readGlob_[s.r0], v, ADD_VALUES));
+        v += (PetscCount)s.nr * s.nw;
       }
-    }
     PetscFunctionReturn(0);
   }
 
@@ -263,31 +280,26 @@ public:
     }
   }
 
-  PetscErrorCode jacobian(const Point &z, Mat J) const override {
-    PetscFunctionBeginUser;
+  void jacobianValues(const Point &z, PetscScalar *v) const override {
     if constexpr (HasResidual<K>::value) {
       Buf<FadU, NR_> u;
       Buf<FadU, NP_> p;
       Buf<FadU, NW_> f;
-      Buf<PetscScalar, (Sz::fixed ? NR * NW : Dynamic)> vals;
       for (size_t k = 0; k < k_.size(); ++k) {
         const Slots &s = slots_[k];
         const int nr = Sz::fixed ? NR : s.nr, nw = Sz::fixed ? NW : s.nw, np = Sz::fixed ? NP : s.np;  // constants when fixed
         if (!nr || !nw) continue;
-        u.resize(nr), p.resize(np), f.resize(nw), vals.resize(nr * nw);
+        u.resize(nr), p.resize(np), f.resize(nw);
         for (int i = 0; i < nr; ++i) u[i] = seeded<FadU>(nr, i, z.x[readPos_[s.r0 + i]]);
         for (int i = 0; i < np; ++i) p[i] = FadU(z.p[par_[s.p0 + i]]);
         for (int w = 0; w < nw; ++w) f[w] = 0.0;
         k_[k].template residual<FadU>(FadU(z.t), u.data(), p.data(), z.d, f.data());
-        PetscScalar *row = vals.data();
-        for (int w = 0; w < nw; ++w, row += nr) {
+        for (int w = 0; w < nw; ++w, v += nr) {
           const FadU &fw = f[w];
-          for (int i = 0; i < nr; ++i) row[i] = fw.dx(i);
+          for (int i = 0; i < nr; ++i) v[i] = fw.dx(i);
         }
-        PetscCall(MatSetValues(J, nw, &writeGlob_[s.w0], nr, &readGlob_[s.r0], vals.data(), ADD_VALUES));
       }
     }
-    PetscFunctionReturn(0);
   }
 
   void jacobianP(const Point &z, PetscInt m, PetscScalar *Jw) const override {
