@@ -17,7 +17,7 @@ PetscErrorCode EngineOptions::setFromOptions(MPI_Comm comm, const char *prefix) 
   PetscInt kind = discreteEventDerivative ? 1 : 0;
   PetscCall(PetscOptionsEList("-hs_event_derivative", "Event-time derivative: of the steps taken (discrete) or with the continuous state derivative", "", kinds, 2, kinds[kind], &kind, nullptr));
   discreteEventDerivative = kind == 1 ? PETSC_TRUE : PETSC_FALSE;
-  PetscCall(PetscOptionsBool("-hs_adjoint_reuse_jacobians", "Reverse sweep: copy f_u, f_p evaluated again at the same (t, u, mode)", "", reuseAdjointJacobians,
+  PetscCall(PetscOptionsBool("-hs_adjoint_reuse_jacobians", "Reverse sweep: copy f_u, f_p and the integrands' r_u, r_p evaluated again at the same (t, u, mode)", "", reuseAdjointJacobians,
                              &reuseAdjointJacobians, nullptr));
   PetscCall(PetscOptionsBool("-hs_monitor", "Print events as they happen", "", monitor, &monitor, nullptr));
   PetscCall(PetscOptionsString("-hs_summary", "Write a JSON summary to this file", "", file, file, sizeof(file), &flg));

@@ -12,7 +12,7 @@
 namespace hybridsens {
 
 AdjointSensitivity::AdjointSensitivity(Engine &engine, CostEvaluator &costs, JumpAlgebra &jumps)
-    : engine_(engine), costs_(costs), jumps_(jumps) {}
+    : engine_(engine), costs_(costs), jumps_(jumps), integrandDerivatives_(engine.dynamics(), costs) {}
 
 AdjointSensitivity::~AdjointSensitivity() { teardown(); }
 
@@ -24,7 +24,6 @@ PetscErrorCode AdjointSensitivity::teardown() {
   mu_.clear();
   PetscCall(MatDestroy(&drdu_));
   PetscCall(MatDestroy(&drdp_));
-  PetscCall(VecDestroy(&ru_));
   PetscFunctionReturn(0);
 }
 
@@ -44,35 +43,26 @@ PetscErrorCode AdjointSensitivity::QuadratureRHS(TS, PetscReal t, Vec u, Vec R, 
 
 PetscErrorCode AdjointSensitivity::QuadratureJacobian(TS, PetscReal t, Vec u, Mat A, Mat, void *ctx) {
   auto *self = static_cast<AdjointSensitivity *>(ctx);
-  Dynamics &dyn = self->engine_.dynamics();
-  std::vector<PetscScalar> rp;
+  const IntegrandDerivatives::Values *v;
   PetscFunctionBeginUser;
-  for (size_t k = 0; k < self->costs_.size(); ++k) {
-    Vec col;
-    PetscCall(self->costs_.integrandGradient(k, t, u, dyn.mode, self->ru_, rp));
-    PetscCall(MatDenseGetColumnVecWrite(A, (PetscInt)k, &col));
-    PetscCall(VecCopy(self->ru_, col));
-    PetscCall(MatDenseRestoreColumnVecWrite(A, (PetscInt)k, &col));
-  }
+  PetscCall(self->integrandDerivatives_.at(t, u, self->engine_.dynamics().mode, &v));
+  PetscCall(MatCopy(v->ru, A, SAME_NONZERO_PATTERN));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode AdjointSensitivity::QuadratureJacobianP(TS, PetscReal t, Vec u, Mat A, void *ctx) {
   auto *self = static_cast<AdjointSensitivity *>(ctx);
-  Dynamics &dyn = self->engine_.dynamics();
-  const PetscInt np = dyn.numParameters();
+  const PetscInt np = self->engine_.dynamics().numParameters();
+  const IntegrandDerivatives::Values *v;
   PetscInt lo, hi, lda;
   PetscScalar *a;
-  std::vector<PetscScalar> rp;
   PetscFunctionBeginUser;
+  PetscCall(self->integrandDerivatives_.at(t, u, self->engine_.dynamics().mode, &v));
   PetscCall(MatGetOwnershipRange(A, &lo, &hi));
   PetscCall(MatDenseGetLDA(A, &lda));
   PetscCall(MatDenseGetArrayWrite(A, &a));  // one array access, not one lookup per entry
-  for (size_t k = 0; k < self->costs_.size(); ++k) {
-    for (PetscInt i = lo; i < hi; ++i) a[(i - lo) + (PetscInt)k * lda] = 0;
-    PetscCall(self->costs_.integrandGradient(k, t, u, dyn.mode, self->ru_, rp));
-    for (PetscInt j = std::max<PetscInt>(lo, 0); j < std::min(hi, np); ++j) a[(j - lo) + (PetscInt)k * lda] = rp[j];
-  }
+  for (size_t k = 0; k < v->rp.size(); ++k)
+    for (PetscInt i = lo; i < hi; ++i) a[(i - lo) + (PetscInt)k * lda] = i < np ? v->rp[k][i] : 0.0;
   PetscCall(MatDenseRestoreArrayWrite(A, &a));
   PetscFunctionReturn(0);
 }
@@ -85,7 +75,6 @@ PetscErrorCode AdjointSensitivity::setUpQuadrature() {
   PetscFunctionBeginUser;
   PetscCall(VecGetLocalSize(dyn.templateVec(), &n));
   PetscCall(VecGetSize(dyn.templateVec(), &N));
-  PetscCall(VecDuplicate(dyn.templateVec(), &ru_));
   PetscCall(MatCreateDense(dyn.comm(), n, PETSC_DECIDE, N, ncost, nullptr, &drdu_));
   PetscCall(MatGetLocalSize(dyn.parameterJacobian(), nullptr, &pn));
   PetscCall(MatGetSize(dyn.parameterJacobian(), nullptr, &pN));
@@ -176,14 +165,16 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     PetscFunctionReturn(0);
   };
   const DiscreteState finalMode = dyn.mode;
-  // PETSc's theta adjoint evaluates f_u and f_p at (t_n, u_n) twice (end of one reversed step,
-  // start of the next): copy instead (Dynamics::reuseRepeatedJacobians), only for this sweep.
+  // PETSc's theta adjoint evaluates f_u, f_p, r_u and r_p at (t_n, u_n) twice (end of one
+  // reversed step, start of the next): copy instead (Dynamics::reuseRepeatedJacobians,
+  // IntegrandDerivatives), only for this sweep.
   struct ReuseDuringSweep {
     Dynamics &dyn;
     ReuseDuringSweep(Dynamics &d, bool on) : dyn(d) { dyn.reuseRepeatedJacobians(on); }
     ~ReuseDuringSweep() { dyn.reuseRepeatedJacobians(false); }
   } reuse(dyn, engine_.options().reuseAdjointJacobians);
-  const PetscInt reusedBefore = dyn.reusedJacobians();
+  integrandDerivatives_.setReuse(engine_.options().reuseAdjointJacobians);
+  const PetscInt reusedBefore = dyn.reusedJacobians() + integrandDerivatives_.hits();
   for (PetscInt n = M; n >= 1; --n) {
     if (n == M) dyn.mode = finalMode;
     PetscCall(report(AdjointSample::Arrived, n, nullptr));
@@ -209,7 +200,7 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     PetscCall(TSAdjointStep(ts));
     if (quadts_) PetscCall(TSAdjointCostIntegral(ts));
   }
-  out.reusedJacobians = dyn.reusedJacobians() - reusedBefore;
+  out.reusedJacobians = dyn.reusedJacobians() + integrandDerivatives_.hits() - reusedBefore;
   PetscCall(jumps_.destroy(J));
   PetscCheck(e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", e + 1);
   dyn.mode = traj.mode(0);

@@ -11,6 +11,7 @@
 #include "jump/jump_algebra.hpp"
 #include "hybridsens/solver.hpp"
 #include "sensitivity/cost_evaluator.hpp"
+#include "sensitivity/integrand_derivatives.hpp"
 
 #include <vector>
 
@@ -20,7 +21,7 @@ struct AdjointResults {
   std::vector<PetscScalar> objective;
   std::vector<std::vector<PetscScalar>> gradientP;   // dJ_k/dp_j
   std::vector<std::vector<PetscScalar>> gradientU0;  // dJ_k/du0_i for the requested indices
-  PetscInt reusedJacobians = 0;                      // f_u / f_p copies instead of evaluations
+  PetscInt reusedJacobians = 0;                      // f_u / f_p / r_u, r_p copies instead of evaluations
 };
 
 class AdjointSensitivity {
@@ -43,7 +44,7 @@ private:
   JumpAlgebra &jumps_;
   std::vector<Vec> lambda_, mu_;
   Mat drdu_ = nullptr, drdp_ = nullptr;
-  Vec ru_ = nullptr;
+  IntegrandDerivatives integrandDerivatives_;
   TS quadts_ = nullptr;
   AdjointMonitor monitor_;
 };
