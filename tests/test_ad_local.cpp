@@ -6,7 +6,8 @@
 //   * Every callback, entry by entry, at several states, times and all four discrete states:
 //     residual, sparse Jacobian, ∂f/∂p, ∂f/∂t (vs the dense template differentiated here),
 //     guards and their gradients, reset value/R_u v/R_uᵀ w/R_p/R_t, u0 and ∂u0/∂p, the time
-//     event, cost values and gradients, and all second-order products — ≤ 1e-14 relative.
+//     event, cost values and gradients, (∂u0/∂p)ᵀ w, and all second-order products — ≤ 1e-14
+//     relative.
 //   * Second-order products of the local path against central differences of its own first
 //     derivatives (the assembled Jacobian, ∂f/∂p, ∂f/∂t) ≤ 1e-7, and symmetric.
 //   * The Jacobian's pattern is exactly the declared couplings plus the diagonal; the
@@ -171,6 +172,30 @@ TEST_F(LocalVsDense, EveryCallbackEqualsTheDenseModel) {
           for (Mat A : {Ad, Al}) MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY), MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY);
           worst("rhsJacobianP (sparse)" + at, denseAll(Ad, N, NP + 2), denseAll(Al, N, NP + 2));
           MatDestroy(&Ad), MatDestroy(&Al);
+        }
+        // (∂u0/∂p)ᵀ w for two directions: the local model's kernel-by-kernel product against the
+        // dense model's (HybridModel's default, through the dense ∂u0/∂p), summed over ranks.
+        {
+          std::vector<Vec> wd, wl;
+          for (int k = 0; k < 2; ++k) {
+            const auto dir = rng.vec(N);
+            wd.push_back(like(ud)), wl.push_back(like(ul));
+            setFromAll(wd.back(), dir), setFromAll(wl.back(), dir);
+          }
+          std::vector<std::vector<PetscScalar>> od, ol;
+          ASSERT_EQ(dense.initialStateJacobianPTranspose(c, wd, od), 0);
+          ASSERT_EQ(local.initialStateJacobianPTranspose(c, wl, ol), 0);
+          ASSERT_EQ(od.size(), 2u);
+          ASSERT_EQ(ol.size(), 2u);
+          for (int k = 0; k < 2; ++k) {
+            MPI_Allreduce(MPI_IN_PLACE, od[k].data(), NP, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+            MPI_Allreduce(MPI_IN_PLACE, ol[k].data(), NP, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD);
+            double largest = 0;
+            for (double x : od[k]) largest = std::max(largest, std::fabs(x));
+            EXPECT_GT(largest, 0.01) << "u0 depends on p: the product must not vanish";
+            worst("initialStateJacobianPTranspose" + at, od[k], ol[k]);
+            VecDestroy(&wd[k]), VecDestroy(&wl[k]);
+          }
         }
         // ∂f/∂t: the local callback against the dense template differentiated in t here.
         {

@@ -181,6 +181,9 @@ public:
   // Initial state: u0w[writePos] += u0; Jw += ∂u0/∂p; (λᵀu0)_pp δp.
   virtual void initialState(const std::vector<PetscReal> &p, PetscScalar *u0w) const = 0;
   virtual void initialStateJacobianP(const std::vector<PetscReal> &p, PetscInt m, PetscScalar *Jw) const = 0;
+  // out[k][param] += Σ_w w[k][writePos] ∂u0_w/∂p_param for every k (u0's transposed p-derivative).
+  virtual void initialStateJacobianPTranspose(const std::vector<PetscReal> &p, const std::vector<const PetscScalar *> &w,
+                                              const std::vector<PetscScalar *> &out) const = 0;
   virtual void initialStateHessian(const std::vector<PetscReal> &p, const PetscScalar *lam, const PetscScalar *dp,
                                    PetscScalar *outp) const = 0;
 
@@ -471,20 +474,20 @@ public:
   }
 
   void initialStateJacobianP(const std::vector<PetscReal> &pv, PetscInt m, PetscScalar *Jw) const override {
-    if constexpr (HasInitial<K>::value && (NP != 0)) {
-      Buf<FadP, NP_> p;
-      Buf<FadP, NW_> u0;
-      for (size_t k = 0; k < k_.size(); ++k) {
-        const Slots &s = slots_[k];
-        if (!s.np) continue;
-        p.resize(s.np), u0.resize(s.nw);
-        for (int i = 0; i < s.np; ++i) p[i] = seeded<FadP>(s.np, i, pv[par_[s.p0 + i]]);
-        for (int w = 0; w < s.nw; ++w) u0[w] = 0.0;
-        k_[k].template initialState<FadP>(p.data(), u0.data());
-        for (int w = 0; w < s.nw; ++w)
-          for (int i = 0; i < s.np; ++i) Jw[par_[s.p0 + i] * m + writePos_[s.w0 + w]] += u0[w].dx(i);
-      }
-    }
+    forEachInitialStateJacobianP(pv, [&](const Slots &s, const FadP *u0) {
+      for (int w = 0; w < s.nw; ++w)
+        for (int i = 0; i < s.np; ++i) Jw[par_[s.p0 + i] * m + writePos_[s.w0 + w]] += u0[w].dx(i);
+    });
+  }
+  void initialStateJacobianPTranspose(const std::vector<PetscReal> &pv, const std::vector<const PetscScalar *> &w,
+                                      const std::vector<PetscScalar *> &out) const override {
+    forEachInitialStateJacobianP(pv, [&](const Slots &s, const FadP *u0) {
+      for (size_t k = 0; k < w.size(); ++k)
+        for (int r = 0; r < s.nw; ++r) {
+          const PetscScalar wr = w[k][writePos_[s.w0 + r]];
+          for (int i = 0; i < s.np; ++i) out[k][par_[s.p0 + i]] += wr * u0[r].dx(i);
+        }
+    });
   }
 
   void initialStateHessian(const std::vector<PetscReal> &pv, const PetscScalar *lam, const PetscScalar *dp,
@@ -622,6 +625,23 @@ public:
   }
 
 private:
+  // use(slots, u0) for every instance with parameters, u0 (its writes) seeded in its params.
+  template <class Use> void forEachInitialStateJacobianP(const std::vector<PetscReal> &pv, Use &&use) const {
+    if constexpr (HasInitial<K>::value && (NP != 0)) {
+      Buf<FadP, NP_> p;
+      Buf<FadP, NW_> u0;
+      for (size_t k = 0; k < k_.size(); ++k) {
+        const Slots &s = slots_[k];
+        if (!s.np) continue;
+        p.resize(s.np), u0.resize(s.nw);
+        for (int i = 0; i < s.np; ++i) p[i] = seeded<FadP>(s.np, i, pv[par_[s.p0 + i]]);
+        for (int w = 0; w < s.nw; ++w) u0[w] = 0.0;
+        k_[k].template initialState<FadP>(p.data(), u0.data());
+        use(s, u0.data());
+      }
+    }
+  }
+
   template <class BU, class BP> void load(const Slots &s, const Point &z, BU &u, BP &p) const {
     u.resize(s.nr), p.resize(s.np);
     for (int i = 0; i < s.nr; ++i) u[i] = z.x[readPos_[s.r0 + i]];

@@ -74,6 +74,12 @@ public:
   // ∂u0/∂p as a dense n × np matrix (only the differential rows matter for a DAE).
   // Default: u0 does not depend on p (nothing to add; the matrix is zero on entry).
   virtual PetscErrorCode initialStateJacobianP(const ModeContext &c, Mat du0dp) const;
+  // outP[k] = (∂u0/∂p)ᵀ w[k] for every k (np entries each, overwritten; this rank's
+  // contribution, the library sums over ranks): all the adjoint needs of ∂u0/∂p. Default: from
+  // initialStateJacobianP, i.e. through a dense n × np matrix — a model with many parameters
+  // should override it (LocalKernelModel does, kernel by kernel).
+  virtual PetscErrorCode initialStateJacobianPTranspose(const ModeContext &c, const std::vector<Vec> &w,
+                                                        std::vector<std::vector<PetscScalar>> &outP) const;
 
   // ---- dynamics -------------------------------------------------------------------------
   virtual PetscErrorCode rhs(PetscReal t, Vec u, const ModeContext &c, Vec f) const = 0;

@@ -457,6 +457,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   }
   PetscCall(TSMonitor(ts_, ts_->steps, ts_->ptime, X));
   stats_.ydotSolves = guards_.ydotSolves();
+  finalTime_ = ts_->ptime;
   stats_.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   PetscFunctionReturn(0);
 }

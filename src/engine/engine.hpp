@@ -59,6 +59,8 @@ public:
   const EventLog &log() const { return log_; }
   const TrajectoryStore &trajectory() const { return traj_; }
   const EngineStats &stats() const { return stats_; }
+  // Where the last run ended (exactly its final time).
+  PetscReal finalTime() const { return finalTime_; }
   TS ts() const { return ts_; }
   const EngineOptions &options() const { return opt_; }
   Dynamics &dynamics() { return dyn_; }
@@ -93,7 +95,7 @@ private:
   std::vector<EngineObserver *> observers_;
   std::vector<PetscReal> extraStops_;
   std::vector<Stop> stops_;
-  PetscReal t0_ = 0, tf_ = 0;
+  PetscReal t0_ = 0, tf_ = 0, finalTime_ = 0;
 
   // Step-start bookkeeping for re-taking steps bit-exactly.
   Vec uStart_ = nullptr, udot_ = nullptr;

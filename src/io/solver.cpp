@@ -244,8 +244,7 @@ Vec Solver::finalState() const {
 }
 
 PetscReal Solver::finalTime() const {
-  const auto &tr = engine_->trajectory();
-  return tr.size() ? tr.time(tr.size() - 1) : 0;
+  return engine_ ? engine_->finalTime() : 0;
 }
 
 const EventLog &Solver::events() const { return engine_->log(); }

@@ -16,6 +16,34 @@ std::vector<std::string> HybridModel::parameterNames() const {
 
 PetscErrorCode HybridModel::initialStateJacobianP(const ModeContext &, Mat) const { return 0; }
 
+PetscErrorCode HybridModel::initialStateJacobianPTranspose(const ModeContext &c, const std::vector<Vec> &w,
+                                                           std::vector<std::vector<PetscScalar>> &outP) const {
+  const PetscInt np = (PetscInt)c.p.size(), n = localSize();
+  Mat M;
+  PetscInt lda;
+  const PetscScalar *a;
+  PetscFunctionBeginUser;
+  outP.assign(w.size(), std::vector<PetscScalar>(np, 0.0));
+  if (!np) PetscFunctionReturn(0);
+  PetscCall(MatCreateDense(comm(), n, PETSC_DECIDE, PETSC_DETERMINE, np, nullptr, &M));
+  PetscCall(MatZeroEntries(M));
+  PetscCall(initialStateJacobianP(c, M));
+  PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatDenseGetLDA(M, &lda));
+  PetscCall(MatDenseGetArrayRead(M, &a));  // this rank's rows, all np columns
+  for (size_t k = 0; k < w.size(); ++k) {
+    const PetscScalar *wk;
+    PetscCall(VecGetArrayRead(w[k], &wk));
+    for (PetscInt j = 0; j < np; ++j)
+      for (PetscInt i = 0; i < n; ++i) outP[k][j] += a[i + j * lda] * wk[i];
+    PetscCall(VecRestoreArrayRead(w[k], &wk));
+  }
+  PetscCall(MatDenseRestoreArrayRead(M, &a));
+  PetscCall(MatDestroy(&M));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode HybridModel::rhsJacobianP(PetscReal, Vec, const ModeContext &, Mat) const { return 0; }
 
 PetscErrorCode HybridModel::createParameterJacobian(PetscInt, Mat *Jp) const {

@@ -8,6 +8,7 @@
 #include <petsc/private/tsimpl.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace hybridsens {
 
@@ -210,11 +211,7 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   PetscCall(VecDestroy(&work));
 
   // Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,
-  // dJ/dp += (∂u0/∂p)_xᵀ w_x - g_pᵀ w_y.
-  Vec w;
-  Mat du0dp;
-  PetscCall(VecDuplicate(X, &w));
-  PetscCall(dyn.createDenseParameterMatrix(&du0dp));
+  // dJ/dp += (∂u0/∂p)_xᵀ w_x - g_pᵀ w_y (the model's transposed product; g_pᵀ w_y by columnDots).
   if (quadts_) {
     Vec integral;
     const PetscScalar *a;
@@ -227,39 +224,47 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     PetscCall(dyn.setConsistencyPoint(t0, u0, dyn.mode));
     if (np) PetscCall(dyn.rhsJacobianP(t0, u0, dyn.mode));
   }
-  PetscCall(MatZeroEntries(du0dp));
-  HS_USER_CALL(dyn.comm(), "initialStateJacobianP", dyn.model().initialStateJacobianP(dyn.context(), du0dp));
-  PetscCall(MatAssemblyBegin(du0dp, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(du0dp, MAT_FINAL_ASSEMBLY));
+  std::vector<Vec> w(ncost), wx(ncost);
   out.gradientP.assign(ncost, std::vector<PetscScalar>(np, 0.0));
   out.gradientU0.assign(ncost, std::vector<PetscScalar>(u0Indices.size(), 0.0));
   for (size_t k = 0; k < ncost; ++k) {
-    std::vector<PetscScalar> wall, muall;
-    if (dyn.isDAE()) PetscCall(dyn.consistencySolve(lambda_[k], w, true));
-    else PetscCall(VecCopy(lambda_[k], w));
-    PetscCall(gatherToAll(w, wall));
+    std::vector<PetscScalar> wall;
+    PetscCall(VecDuplicate(X, &w[k]));
+    if (dyn.isDAE()) PetscCall(dyn.consistencySolve(lambda_[k], w[k], true));
+    else PetscCall(VecCopy(lambda_[k], w[k]));
+    PetscCall(gatherToAll(w[k], wall));
     for (size_t i = 0; i < u0Indices.size(); ++i) out.gradientU0[k][i] = wall[u0Indices[i]];
-    if (!np) continue;
-    PetscCall(gatherToAll(mu_[k], muall));
-    // (∂u0/∂p)_xᵀ w_x and g_pᵀ w_y as one transposed product each (columnDots).
-    std::vector<PetscScalar> d, gy(np, 0.0);
-    Vec wx, wy;
-    PetscCall(VecDuplicate(w, &wx));
-    PetscCall(VecCopy(w, wx));
-    PetscCall(dyn.zeroAlgebraic(wx));
-    PetscCall(columnDots(du0dp, wx, np, d));
-    if (dyn.isDAE()) {
-      PetscCall(VecDuplicate(w, &wy));
-      PetscCall(VecCopy(w, wy));
-      PetscCall(dyn.zeroDifferential(wy));
-      PetscCall(columnDots(dyn.parameterJacobian(), wy, np, gy));
-      PetscCall(VecDestroy(&wy));
-    }
-    for (PetscInt j = 0; j < np; ++j) out.gradientP[k][j] = muall[j] + muExtra[k][j] + d[j] - gy[j];
-    PetscCall(VecDestroy(&wx));
+    PetscCall(VecDuplicate(w[k], &wx[k]));
+    PetscCall(VecCopy(w[k], wx[k]));
+    PetscCall(dyn.zeroAlgebraic(wx[k]));
   }
-  PetscCall(VecDestroy(&w));
-  PetscCall(MatDestroy(&du0dp));
+  if (np) {
+    std::vector<std::vector<PetscScalar>> d;
+    HS_USER_CALL(dyn.comm(), "initialStateJacobianPTranspose", dyn.model().initialStateJacobianPTranspose(dyn.context(), wx, d));
+    PetscCheck(d.size() == ncost, dyn.comm(), PETSC_ERR_PLIB, "initialStateJacobianPTranspose returned %zu products for %zu vectors", d.size(), ncost);
+    for (size_t k = 0; k < ncost; ++k) {
+      std::vector<PetscScalar> muall, gy(np, 0.0);
+      PetscCheck(d[k].size() == (size_t)np, dyn.comm(), PETSC_ERR_ARG_SIZ, "initialStateJacobianPTranspose: product %zu has %zu entries, the model has %" PetscInt_FMT " parameters",
+                 k, d[k].size(), np);
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d[k].data(), (int)np, MPIU_SCALAR, MPIU_SUM, dyn.comm()));
+      for (PetscInt j = 0; j < np; ++j)
+        PetscCheck(std::isfinite(d[k][j]), dyn.comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback initialStateJacobianPTranspose (parameter %" PetscInt_FMT ")", j);
+      PetscCall(gatherToAll(mu_[k], muall));
+      if (dyn.isDAE()) {
+        Vec wy;
+        PetscCall(VecDuplicate(w[k], &wy));
+        PetscCall(VecCopy(w[k], wy));
+        PetscCall(dyn.zeroDifferential(wy));
+        PetscCall(columnDots(dyn.parameterJacobian(), wy, np, gy));
+        PetscCall(VecDestroy(&wy));
+      }
+      for (PetscInt j = 0; j < np; ++j) out.gradientP[k][j] = muall[j] + muExtra[k][j] + d[k][j] - gy[j];
+    }
+  }
+  for (size_t k = 0; k < ncost; ++k) {
+    PetscCall(VecDestroy(&w[k]));
+    PetscCall(VecDestroy(&wx[k]));
+  }
   Vec sol;
   PetscCall(TSGetSolution(ts, &sol));
   PetscCall(VecCopy(finalState, sol));

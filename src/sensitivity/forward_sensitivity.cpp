@@ -218,7 +218,7 @@ PetscErrorCode ForwardSensitivity::finish(ForwardResults &out) {
   PetscFunctionBeginUser;
   PetscCall(TSGetSolution(engine_.ts(), &X));
   PetscCall(VecDuplicate(X, &psiu));
-  const PetscReal T = engine_.trajectory().time(engine_.trajectory().size() - 1);
+  const PetscReal T = engine_.finalTime();
   out.objective.assign(costs_.size(), 0.0);
   out.gradientP.assign(S_ ? costs_.size() : 0, std::vector<PetscScalar>(np, 0.0));
   out.gradientU0.assign(S_ ? costs_.size() : 0, std::vector<PetscScalar>(u0Indices_.size(), 0.0));
