@@ -112,12 +112,12 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   const PetscReal T = traj.time(M);
 
   // Terminal conditions λ(T) = ψ_u, and ψ_p kept with the event contributions (both additive).
+  // (The objective values come from the forward solve; the sweep computes only gradients.)
   std::vector<std::vector<PetscScalar>> muExtra(ncost);
-  out.objective.assign(ncost, 0.0);
+  std::vector<PetscScalar> unusedValues(ncost, 0.0);
   lambda_.resize(ncost);
   for (size_t k = 0; k < ncost; ++k) {
     PetscCall(VecDuplicate(X, &lambda_[k]));
-    PetscCall(costs_.terminal(k, T, X, dyn.mode, &out.objective[k]));
     PetscCall(costs_.terminalGradient(k, T, X, dyn.mode, lambda_[k], muExtra[k]));
     if (np) {
       Vec m;
@@ -152,7 +152,7 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     if (n < M && e >= 0 && events[e].step == n) u = events[e].uplus, d = events[e].after;
     for (size_t k = 0; k < ncost; ++k)
       if (!costs_.cost(k).measurementTimes().empty())
-        PetscCall(costs_.measurementsAt(k, traj.time(n), u, d, &out.objective[k], lambda_[k], muExtra[k], work));
+        PetscCall(costs_.measurementsAt(k, traj.time(n), u, d, &unusedValues[k], lambda_[k], muExtra[k], work));
     PetscFunctionReturn(0);
   };
   // The optional monitor sees λ at every boundary, on both sides of every jump.
@@ -199,7 +199,6 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     ts->steps = n;
     ts->rhsjacobian.time = PETSC_MIN_REAL;  // the cache is keyed on time, not on the mode
     PetscCall(TSAdjointStep(ts));
-    if (quadts_) PetscCall(TSAdjointCostIntegral(ts));
   }
   out.reusedJacobians = dyn.reusedJacobians() + integrandDerivatives_.hits() - reusedBefore;
   PetscCall(jumps_.destroy(J));
@@ -212,14 +211,6 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
 
   // Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,
   // dJ/dp += (∂u0/∂p)_xᵀ w_x - g_pᵀ w_y (the model's transposed product; g_pᵀ w_y by columnDots).
-  if (quadts_) {
-    Vec integral;
-    const PetscScalar *a;
-    PetscCall(TSGetCostIntegral(ts, &integral));
-    PetscCall(VecGetArrayRead(integral, &a));
-    for (size_t k = 0; k < ncost; ++k) out.objective[k] += a[k];
-    PetscCall(VecRestoreArrayRead(integral, &a));
-  }
   if (dyn.isDAE()) {
     PetscCall(dyn.setConsistencyPoint(t0, u0, dyn.mode));
     if (np) PetscCall(dyn.rhsJacobianP(t0, u0, dyn.mode));

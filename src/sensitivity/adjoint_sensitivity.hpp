@@ -18,7 +18,6 @@
 namespace hybridsens {
 
 struct AdjointResults {
-  std::vector<PetscScalar> objective;
   std::vector<std::vector<PetscScalar>> gradientP;   // dJ_k/dp_j
   std::vector<std::vector<PetscScalar>> gradientU0;  // dJ_k/du0_i for the requested indices
   PetscInt reusedJacobians = 0;                      // f_u / f_p / r_u, r_p copies instead of evaluations
