@@ -4,7 +4,7 @@ adjoint and finite differences on the WECC 9-bus system and on N coupled 9-bus a
 (examples/wecc9 -areas N; 112 areas = 1008 buses, 6384 states, 336 generators). A measurement,
 not a test: nothing is asserted; all ratios come from this one run.
 
-    python3 bench/grid_timing.py --build build [--areas 112] [--reps 3] [--np 1] [--T 1.5]
+    python3 bench/grid_timing.py --build build [--areas 112] [--reps 3] [--small-reps 25] [--np 1] [--T 1.5]
 
 Each case runs examples/wecc9 (CN, dt = 0.01, fault at bus 9 of area 1 on [1.0, 1.2]) and reads
 its "timing:" line: the wall time of Solver::solve(), i.e. the forward solve plus, when on, the
@@ -28,6 +28,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--build", default="build")
 ap.add_argument("--areas", type=int, default=112)
 ap.add_argument("--reps", type=int, default=3)
+ap.add_argument("--small-reps", type=int, default=25, help="repetitions for the 9-bus system (a solve takes ~10 ms: timer and scheduler noise need more)")
 ap.add_argument("--np", type=int, default=1)
 ap.add_argument("--T", type=float, default=1.5)
 ap.add_argument("--mpiexec", default="mpiexec")
@@ -48,7 +49,7 @@ def nparams(K, areas):
     return 27 * min(K, areas) + 2
 
 
-def table(areas, cases):
+def table(areas, cases, reps):
     """cases: (label, K parameter areas, M costs, mode). Returns the per-repetition times
     {(mode, K, M): [...]} and the simulations [...] (same repetitions)."""
     cases = list(dict.fromkeys((l, min(K, areas), min(M, 3 * areas), m) for l, K, M, m in cases))  # small grids: no repeats
@@ -57,14 +58,14 @@ def table(areas, cases):
         timed(areas, ["-param_areas", "1", "-cost_generators", "3", "-hs_summary", summary])
         run = json.load(open(summary))
     sims, times = [], {(m, K, M): [] for _, K, M, m in cases}
-    for _ in range(a.reps):  # one repetition = the simulation and every case, back to back
+    for _ in range(reps):  # one repetition = the simulation and every case, back to back
         sims.append(timed(areas, ["-param_areas", "1", "-cost_generators", "3"]))
         for _, K, M, mode in cases:
             times[(mode, K, M)].append(timed(areas, ["-param_areas", str(K), "-cost_generators", str(M), "-hs_" + mode]))
     buses = 9 * areas
     print(f"\n{buses} buses ({areas} area{'s' if areas > 1 else ''}, {len(run['final_state'])} states, {3 * areas} generators), "
           f"T = {a.T}, {run['stats']['steps']} steps, {len(run['events'])} events, {a.np} rank{'s' if a.np > 1 else ''}, "
-          f"median of {a.reps} repetitions (ratio range in brackets):")
+          f"median of {reps} repetitions (ratio range in brackets):")
     sim = statistics.median(sims)
     print(f"  {'simulation':44s} {sim:9.3f} s   1.00 x simulation   [{min(sims):.3f} .. {max(sims):.3f} s]")
     for label, K, M, mode in cases:
@@ -108,7 +109,7 @@ if a.areas > 1:
     Ks = [1, 4, 13, 20, 30]
     big = [("forward, {np} parameters", K, 3, "forward") for K in Ks] + \
           [("adjoint, {M} costs, {np} parameters", K, 3, "adjoint") for K in (1, 4, 13, 112)] + [("adjoint, {M} costs, {np} parameters", 13, 54, "adjoint")]
-    times, sims = table(a.areas, big)
+    times, sims = table(a.areas, big, a.reps)
     C = lambda *Ks: sorted({min(K, a.areas) for K in Ks})  # distinct parameter areas on this grid
     A = lambda K: ("adjoint", K, 3)
     F = lambda K: ("forward", K, 3)
@@ -125,7 +126,7 @@ if a.areas > 1:
                                                                                for K in C(1, 4, 13)) + "   " + SEED_BEYOND)
     reuse_comparison(a.areas, min(13, a.areas))
 small = [("forward, {np} parameters", 1, 3, "forward"), ("adjoint, {M} costs, {np} parameters", 1, 3, "adjoint")]
-times, sims = table(1, small)
+times, sims = table(1, small, a.small_reps)
 f, ad = ("forward", 1, 3), ("adjoint", 1, 3)
 print(f"  adjoint / simulation: {ratio(times, sims, ad)[0]:.2f}   forward / adjoint: {ratio(times, sims, f, ad)[0]:.2f}"
       f"   (bounded by forward / simulation = {ratio(times, sims, f)[0]:.2f})   sensitivity work beyond the simulation, "
