@@ -137,13 +137,17 @@ TEST(GuardRates, AGuardOnAnAlgebraicStateGetsTheExactYdot) {
   EXPECT_NEAR(p.rate[1], 2.0 * (2.0 - 1) * 0.8, 1e-15);  // ẏ = a ẋ, from the consistency solve
 }
 
-// HybridModel's default rates (γ_u·u̇ with the full gradient) read every entry of u̇: 0·NaN is
-// NaN, so the probe always falls back to the exact ẏ — slower, never wrong.
-TEST(GuardRates, TheLibraryDefaultRatesAlwaysUseTheExactYdot) {
+// HybridModel's default rates (γ_u·u̇ over the nonzero entries of γ_u) read ẏ only for a guard
+// whose gradient has algebraic entries.
+TEST(GuardRates, TheLibraryDefaultRatesReadYdotOnlyWhereTheGradientDoes) {
   Probe p;
   HS_OK(ratesAt(Rates::LibraryDefault, 1, 0.8, p));
-  EXPECT_EQ(p.ydotSolves, 1);
+  EXPECT_EQ(p.ydotSolves, 0);
   EXPECT_NEAR(p.rate[0], (0.5 - 1) * 0.8, 1e-15);
+  HS_OK(ratesAt(Rates::LibraryDefault, 2, 0.8, p));
+  EXPECT_EQ(p.ydotSolves, 1);
+  EXPECT_NEAR(p.rate[0], (2.0 - 1) * 0.8, 1e-15);
+  EXPECT_NEAR(p.rate[1], 2.0 * (2.0 - 1) * 0.8, 1e-15);
 }
 
 // A NaN the model itself returns is still an error naming the guard (after the exact retry).

@@ -303,9 +303,10 @@ public:
     PetscCall(MatSetSizes(*J, n_, n_, globalSize(), globalSize()));
     PetscCall(MatSetPreallocationCOO(*J, (PetscCount)rows.size(), rows.data(), cols.data()));  // sorts rows, cols in place
     PetscCall(MatSetOption(*J, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
-    PetscObjectId id;
-    PetscCall(PetscObjectGetId((PetscObject)*J, &id));
-    cooJacobians_.push_back(id);
+    CooMatrix made;
+    PetscCall(PetscObjectGetId((PetscObject)*J, &made.id));
+    PetscCall(MatGetNonzeroState(*J, &made.nonzeroState));
+    cooJacobians_.push_back(made);
     PetscFunctionReturn(0);
   }
 
@@ -376,10 +377,10 @@ public:
   }
 
   // ∂f/∂u added into J (the caller zeroes and assembles; ADD_VALUES, global indices): into a
-  // matrix made by createJacobian by one MatSetValuesCOO (collective), into any other (a
-  // duplicate) block by block.
+  // matrix made by createJacobian, with its pattern unchanged since, by one MatSetValuesCOO
+  // (collective); into any other (a duplicate) block by block.
   PetscErrorCode rhsJacobian(PetscReal t, Vec u, const ModeContext &c, Mat J) const final {
-    PetscObjectId id;
+    CooMatrix now;
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("rhsJacobian"));
     PetscCall(space_.gather(u, space_.work(0)));
@@ -394,8 +395,10 @@ public:
         v += g->jacobianValueCount();
       }
     }
-    PetscCall(PetscObjectGetId((PetscObject)J, &id));
-    if (std::find(cooJacobians_.begin(), cooJacobians_.end(), id) != cooJacobians_.end()) {
+    PetscCall(PetscObjectGetId((PetscObject)J, &now.id));
+    PetscCall(MatGetNonzeroState(J, &now.nonzeroState));  // a new nonzero would misplace the COO values
+    if (std::any_of(cooJacobians_.begin(), cooJacobians_.end(),
+                    [&](const CooMatrix &m) { return m.id == now.id && m.nonzeroState == now.nonzeroState; })) {
       PetscCall(MatSetValuesCOO(J, jacobianValues_.data(), ADD_VALUES));
       PetscFunctionReturn(0);
     }
@@ -765,7 +768,11 @@ private:
   PetscInt maxParam_ = -1, maxGuard_ = -1;
   std::string error_;
   Vec templ_ = nullptr;
-  mutable std::vector<PetscObjectId> cooJacobians_;  // the matrices createJacobian made (ids are never reused)
+  struct CooMatrix {
+    PetscObjectId id = 0;  // never reused by PETSc
+    PetscObjectState nonzeroState = 0;
+  };
+  mutable std::vector<CooMatrix> cooJacobians_;  // the matrices createJacobian made
   mutable std::vector<PetscScalar> jacobianValues_;  // COO values of the last rhsJacobian
 };
 

@@ -120,8 +120,12 @@ public:
   // inactive guards are ignored. work is a scratch vector laid out like u (the engine's, so
   // nothing is allocated per call). Called collectively at every step end, so its cost is per
   // step. Default: guardGradient for each active guard (γ_u into work) and a local dot product
-  // with u̇ — O(guards × (n + np)) per call; a model with many guards should override it (the AD
-  // front ends do, with one directional derivative per guard).
+  // with u̇ over γ_u's nonzero entries — O(guards × (n + np)) per call; a model with many guards
+  // should override it (the AD front ends do, with one directional derivative per guard).
+  // For a DAE the engine first passes u̇ with ẏ = NaN (ẏ costs a factorization) and computes ẏ
+  // only if an active guard's rate comes back NaN: a rate must carry a NaN of an entry of u̇ it
+  // reads into its value, as plain arithmetic does — do not branch on, clamp (max/min) or
+  // check the entries of u̇.
   virtual PetscErrorCode guardRates(PetscReal t, Vec u, Vec udot, const ModeContext &c, Vec work, PetscScalar *rates) const;
 
   // ---- time events ------------------------------------------------------------------------

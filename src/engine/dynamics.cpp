@@ -21,6 +21,7 @@ Dynamics::~Dynamics() {
   VecDestroy(&mass_);
   VecDestroy(&work_);
   VecDestroy(&work2_);
+  VecDestroy(&fullUdot_);
   MatDestroy(&J_);
   MatDestroy(&Jp_);
   MatDestroy(&A_);
@@ -391,6 +392,23 @@ PetscErrorCode Dynamics::differentialTimeDerivative(PetscReal t, Vec u, const Di
   PetscFunctionBeginUser;
   PetscCall(rhs(t, u, d, udot));
   if (isDAE()) PetscCall(VecISSet(udot, algIS_, std::numeric_limits<PetscReal>::quiet_NaN()));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Dynamics::completeTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot) {
+  PetscInt lo;
+  PetscScalar *out;
+  const PetscScalar *full;
+  PetscFunctionBeginUser;
+  if (!isDAE()) PetscFunctionReturn(0);
+  if (!fullUdot_) PetscCall(VecDuplicate(templ_, &fullUdot_));
+  PetscCall(timeDerivative(t, u, d, fullUdot_));  // (work_ and work2_ are its scratch)
+  PetscCall(VecGetOwnershipRange(udot, &lo, nullptr));
+  PetscCall(VecGetArrayRead(fullUdot_, &full));
+  PetscCall(VecGetArray(udot, &out));
+  for (PetscInt i : algRows_) out[i - lo] = full[i - lo];
+  PetscCall(VecRestoreArray(udot, &out));
+  PetscCall(VecRestoreArrayRead(fullUdot_, &full));
   PetscFunctionReturn(0);
 }
 

@@ -67,6 +67,9 @@ public:
   // ẋ = f_x on the differential rows and NaN on the algebraic ones: u̇ without ẏ, which for a DAE
   // would cost a Jacobian and a factorization (GuardEvaluator::rates probes with it).
   PetscErrorCode differentialTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot);
+  // udot from differentialTimeDerivative with its algebraic entries replaced by ẏ (the exact
+  // u̇, its ẋ the same bits as before — a consistency solve may round the identity rows).
+  PetscErrorCode completeTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot);
   // Solve g(t, x, y) = 0 for y with x fixed (DAE only; no-op for an ODE).
   PetscErrorCode reinitialize(PetscReal t, Vec u, const DiscreteState &d, const char *where);
   // out = A⁻¹ [v_x; b_y] with A the consistency matrix at (t, u, d); used by the jumps.
@@ -106,7 +109,7 @@ private:
   std::vector<PetscReal> params_;
   PetscInt extraColumns_;
   PetscInt numAlgebraic_ = 0;
-  Vec templ_ = nullptr, mass_ = nullptr, work_ = nullptr, work2_ = nullptr;
+  Vec templ_ = nullptr, mass_ = nullptr, work_ = nullptr, work2_ = nullptr, fullUdot_ = nullptr;
   Mat J_ = nullptr, Jp_ = nullptr, A_ = nullptr;
   KSP consistencyKsp_ = nullptr;
   bool reuse_ = false;

@@ -58,22 +58,19 @@ PetscErrorCode GuardEvaluator::modelRates(PetscReal t, Vec u, Vec udot, const Di
 // For a DAE, ẏ = −g_y⁻¹(g_x ẋ + g_t) costs a Jacobian and a factorization — at every step end,
 // more than the step's own Newton solve on a power grid. Most guards (a limit on a differential
 // state) do not read algebraic states, so the rates are first evaluated with ẏ = NaN: IEEE
-// arithmetic carries the NaN into exactly those rates that read ẏ (0·NaN is NaN, so a rate
-// formed as a dot product with a full gradient counts as reading it). Only if an active
-// guard's rate comes back NaN is ẏ computed and the rates evaluated again, exactly.
+// arithmetic carries the NaN into exactly those rates that read ẏ (the contract of
+// HybridModel::guardRates). Only if an active guard's rate comes back NaN is ẏ computed and the
+// rates evaluated again, exactly, with the same ẋ.
 PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, const DiscreteState &d, Vec udot, std::vector<PetscScalar> &rate) {
   PetscFunctionBeginUser;
   rate.assign(n_, 0.0);
   if (!n_) PetscFunctionReturn(0);
-  bool needsYdot = dyn_.isDAE();
-  if (needsYdot) {
-    PetscCall(dyn_.differentialTimeDerivative(t, u, d, udot));
-    PetscCall(modelRates(t, u, udot, d, rate));
-    needsYdot = std::any_of(rate.begin(), rate.end(), [](PetscScalar r) { return std::isnan(r); });
-  }
-  if (needsYdot || !dyn_.isDAE()) {
-    ydotSolves_ += dyn_.isDAE();
-    PetscCall(dyn_.timeDerivative(t, u, d, udot));
+  PetscCall(dyn_.differentialTimeDerivative(t, u, d, udot));  // ẏ = NaN (nothing for an ODE)
+  PetscCall(modelRates(t, u, udot, d, rate));
+  if (dyn_.isDAE() && std::any_of(rate.begin(), rate.end(), [](PetscScalar r) { return std::isnan(r); })) {
+    // The same rates on every rank (summed), so every rank takes this branch or none.
+    ++ydotSolves_;
+    PetscCall(dyn_.completeTimeDerivative(t, u, d, udot));
     PetscCall(modelRates(t, u, udot, d, rate));
   }
   for (PetscInt j = 0; j < n_; ++j)

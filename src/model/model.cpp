@@ -81,35 +81,27 @@ PetscErrorCode HybridModel::guardRates(PetscReal t, Vec u, Vec udot, const ModeC
   const PetscInt ng = numGuards();
   std::vector<PetscScalar> gp(c.p.size());
   PetscInt nl;
-  Vec gLocal, udLocal;
   const PetscScalar *ud;
   PetscFunctionBeginUser;
   if (!ng) PetscFunctionReturn(0);
   PetscCall(VecGetLocalSize(u, &nl));
-  // This rank's part of VecDot(γ_u, u̇) through sequential views of the local arrays (headers
-  // only; on one rank bit-identical to γ_t + VecDot).
-  PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nl, nullptr, &gLocal));
-  PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nl, nullptr, &udLocal));
   PetscCall(VecGetArrayRead(udot, &ud));
-  PetscCall(VecPlaceArray(udLocal, ud));
   for (PetscInt j = 0; j < ng; ++j) {
     if (!guardActive(j, c.d)) continue;
     const PetscScalar *g;
-    PetscScalar gt = 0, dot;
+    PetscScalar gt = 0, dot = 0;
     std::fill(gp.begin(), gp.end(), 0.0);
     PetscCall(VecZeroEntries(work));
     PetscCall(guardGradient(j, t, u, c, work, &gt, gp.empty() ? nullptr : gp.data()));
     PetscCall(VecGetArrayRead(work, &g));
-    PetscCall(VecPlaceArray(gLocal, g));
-    PetscCall(VecDot(gLocal, udLocal, &dot));
-    PetscCall(VecResetArray(gLocal));
+    // This rank's part of γ_u·u̇ over the entries the guard depends on: u̇ entries it does not
+    // read stay out (the engine probes with ẏ = NaN, see GuardEvaluator::rates).
+    for (PetscInt i = 0; i < nl; ++i)
+      if (g[i] != 0) dot += g[i] * ud[i];
     PetscCall(VecRestoreArrayRead(work, &g));
     rates[j] = gt + dot;
   }
-  PetscCall(VecResetArray(udLocal));
   PetscCall(VecRestoreArrayRead(udot, &ud));
-  PetscCall(VecDestroy(&gLocal));
-  PetscCall(VecDestroy(&udLocal));
   PetscFunctionReturn(0);
 }
 

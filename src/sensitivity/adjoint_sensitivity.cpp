@@ -232,11 +232,14 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   if (np) {
     std::vector<std::vector<PetscScalar>> d;
     HS_USER_CALL(dyn.comm(), "initialStateJacobianPTranspose", dyn.model().initialStateJacobianPTranspose(dyn.context(), wx, d));
-    PetscCheck(d.size() == ncost, dyn.comm(), PETSC_ERR_PLIB, "initialStateJacobianPTranspose returned %zu products for %zu vectors", d.size(), ncost);
+    // A wrong size on one rank only must not leave the others in the reduction below.
+    PetscBool sizesOk = (PetscBool)(d.size() == ncost), allOk;
+    for (size_t k = 0; sizesOk && k < ncost; ++k) sizesOk = (PetscBool)(d[k].size() == (size_t)np);
+    PetscCallMPI(MPI_Allreduce(&sizesOk, &allOk, 1, MPIU_BOOL, MPI_LAND, dyn.comm()));
+    PetscCheck(allOk, dyn.comm(), PETSC_ERR_ARG_SIZ,
+               "initialStateJacobianPTranspose must return %zu products of %" PetscInt_FMT " entries (one per vector, one entry per parameter)", ncost, np);
     for (size_t k = 0; k < ncost; ++k) {
       std::vector<PetscScalar> muall, gy(np, 0.0);
-      PetscCheck(d[k].size() == (size_t)np, dyn.comm(), PETSC_ERR_ARG_SIZ, "initialStateJacobianPTranspose: product %zu has %zu entries, the model has %" PetscInt_FMT " parameters",
-                 k, d[k].size(), np);
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d[k].data(), (int)np, MPIU_SCALAR, MPIU_SUM, dyn.comm()));
       for (PetscInt j = 0; j < np; ++j)
         PetscCheck(std::isfinite(d[k][j]), dyn.comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback initialStateJacobianPTranspose (parameter %" PetscInt_FMT ")", j);

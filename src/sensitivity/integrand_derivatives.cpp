@@ -21,6 +21,7 @@ PetscErrorCode IntegrandDerivatives::at(PetscReal t, Vec u, const DiscreteState 
     }
   Slot &s = slots_[next_];
   next_ = 1 - next_;
+  s.point.clear();  // until the new values are complete
   if (!s.values.ru) {
     PetscInt n, N;
     PetscCall(VecGetLocalSize(u, &n));
