@@ -2,6 +2,7 @@
 
 #include "engine/event_detection.hpp"
 #include "util/user_call.hpp"
+#include "util/log_events.hpp"
 
 #include <petsc/private/tsimpl.h>
 
@@ -108,6 +109,7 @@ PetscErrorCode Engine::startSides(const std::vector<PetscInt> &justFired) {
 }
 
 PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired) {
+  ScopedLogEvent log(LogEvent::EventLocation);
   const PetscInt ng = guards_.size();
   const DiscreteState &d = dyn_.mode;
   Vec X;
@@ -204,6 +206,7 @@ PetscErrorCode Engine::checkZeno(const EventRecord &r) {
 // then guards by index. Each gets its own pre/post snapshot; a guard made inactive by an
 // earlier transition at the same instant does not fire.
 PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &firedGuards) {
+  ScopedLogEvent log(LogEvent::Transition);
   const auto &model = dyn_.model();
   const PetscReal t = ts_->ptime;
   Vec X;

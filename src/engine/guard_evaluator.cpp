@@ -1,6 +1,7 @@
 #include "engine/guard_evaluator.hpp"
 
 #include "util/user_call.hpp"
+#include "util/log_events.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,7 @@ GuardEvaluator::GuardEvaluator(Dynamics &dyn) : dyn_(dyn), n_(dyn.model().numGua
 GuardEvaluator::~GuardEvaluator() { VecDestroy(&work_.gu); }
 
 PetscErrorCode GuardEvaluator::values(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &g) {
+  ScopedLogEvent log(LogEvent::GuardValues);
   PetscFunctionBeginUser;
   g.assign(n_, 0.0);
   if (!n_) PetscFunctionReturn(0);
@@ -62,6 +64,7 @@ PetscErrorCode GuardEvaluator::modelRates(PetscReal t, Vec u, Vec udot, const Di
 // HybridModel::guardRates). Only if an active guard's rate comes back NaN is ẏ computed and the
 // rates evaluated again, exactly, with the same ẋ.
 PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, const DiscreteState &d, Vec udot, std::vector<PetscScalar> &rate) {
+  ScopedLogEvent log(LogEvent::GuardRates);
   PetscFunctionBeginUser;
   rate.assign(n_, 0.0);
   if (!n_) PetscFunctionReturn(0);

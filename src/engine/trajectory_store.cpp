@@ -1,5 +1,7 @@
 #include "engine/trajectory_store.hpp"
 
+#include "util/log_events.hpp"
+
 #include <petsc/private/tsimpl.h>
 
 #include <cstdio>
@@ -40,6 +42,7 @@ std::string TrajectoryStore::fileName(PetscInt step) const {
 
 PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U,
                                        const DiscreteState &mode) {
+  ScopedLogEvent log(LogEvent::Trajectory);
   PetscFunctionBeginUser;
   PetscCheck(step == (PetscInt)entries_.size(), PetscObjectComm((PetscObject)ts), PETSC_ERR_PLIB,
              "trajectory records out of order: step %" PetscInt_FMT " after %zu records", step, entries_.size());
@@ -76,6 +79,7 @@ PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, Pet
 }
 
 PetscErrorCode TrajectoryStore::load(TS ts, PetscInt step) const {
+  ScopedLogEvent log(LogEvent::Trajectory);
   PetscFunctionBeginUser;
   PetscCheck(step >= 0 && step < (PetscInt)entries_.size(), PetscObjectComm((PetscObject)ts), PETSC_ERR_ARG_OUTOFRANGE,
              "no trajectory record for step %" PetscInt_FMT, step);

@@ -1,6 +1,7 @@
 #include "jump/jump_algebra.hpp"
 
 #include "util/dense_columns.hpp"
+#include "util/log_events.hpp"
 #include "util/user_call.hpp"
 
 namespace hybridsens {
@@ -111,6 +112,7 @@ PetscErrorCode JumpAlgebra::phiT(const EventRecord &r, Vec out) {
 }
 
 PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, size_t index, JumpIngredients &J, bool forwardSweep) {
+  ScopedLogEvent log(LogEvent::JumpPrepare);
   PetscFunctionBeginUser;
   if (!w1_) {
     PetscCall(VecDuplicate(r.uminus, &w1_));
@@ -156,6 +158,7 @@ PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, size_t index, JumpIngr
 
 PetscErrorCode JumpAlgebra::forward(const EventRecord &r, const JumpIngredients &J, Mat S, std::vector<std::vector<PetscScalar>> &dq,
                                     std::vector<PetscScalar> &taus) {
+  ScopedLogEvent log(LogEvent::JumpForward);
   PetscInt N;
   const PetscInt np = dyn_.numParameters();
   PetscFunctionBeginUser;
@@ -189,6 +192,7 @@ PetscErrorCode JumpAlgebra::forward(const EventRecord &r, const JumpIngredients 
 
 PetscErrorCode JumpAlgebra::adjoint(const EventRecord &r, const JumpIngredients &J, size_t k, Vec lambda, std::vector<PetscScalar> &mu,
                                     PetscScalar deferred) {
+  ScopedLogEvent log(LogEvent::JumpAdjoint);
   const auto &model = dyn_.model();
   const PetscInt np = dyn_.numParameters();
   PetscScalar cl;
