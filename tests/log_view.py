@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""-log_view shows where a hybrid solve spends its time: the library's stages ("hybridsens
-forward", "hybridsens adjoint") and its log events inside them, on examples/bouncing_ball
-(two impacts located by the engine, RK4) with forward sensitivities and the adjoint.
-Asserted, from the -log_view table:
+"""PETSc's monitoring conventions on a hybrid solve, on examples/bouncing_ball (two impacts
+located by the engine, RK4) with forward sensitivities and the adjoint.
+-ts_monitor and -ts_adjoint_monitor print one line per step and per step back (the reverse
+sweep calls the TS's adjoint monitors as TSAdjointSolve does, each once although every
+TSSetFromOptions registers -ts_adjoint_monitor again in PETSc 3.18).
+-log_view shows where the time goes: the library's stages ("hybridsens forward+TLM",
+"hybridsens adjoint") and its log events inside them. Asserted, from the -log_view table:
   * the stages are there;
   * HSGuardValues, HSGuardRates and HSTrajectory run at every step (count >= steps);
   * HSEventLocation and HSTransition once per impact, HSJumpPrepare at every event in the
@@ -44,4 +47,13 @@ for name in ("HSGuardValues", "HSGuardRates", "HSTrajectory"):
 for name in ("HSEventLocation", "HSTransition", "HSJumpForward", "HSJumpAdjoint"):
     check(counts.get(name, 0) >= events, f"{name}: {counts.get(name, 0)} >= {events} events")
 check(counts.get("HSJumpPrepare", 0) >= 2 * events, f"HSJumpPrepare: {counts.get('HSJumpPrepare', 0)} >= 2 x {events} (both sweeps)")
+
+# Monitors: forward lines "n TS dt h time t" for n = 0..steps, adjoint lines (dt < 0) for n = steps..0.
+mon = subprocess.run([exe, "-hs_adjoint", "-ts_type", "rk", "-ts_rk_type", "4", "-ts_dt", "1e-2", "-ts_monitor", "-ts_adjoint_monitor"],
+                     capture_output=True, text=True, check=True).stdout
+lines = [l.split() for l in mon.splitlines() if re.match(r"^\s*\d+ TS dt ", l)]
+fwd = [int(l[0]) for l in lines if float(l[3]) > 0]
+adj = [int(l[0]) for l in lines if float(l[3]) < 0]
+check(fwd == list(range(steps + 1)), f"-ts_monitor: steps 0..{steps} once each ({len(fwd)} lines)")
+check(adj == list(range(steps, -1, -1)), f"-ts_adjoint_monitor: steps {steps}..0 once each ({len(adj)} lines)")
 sys.exit(1 if failures else 0)

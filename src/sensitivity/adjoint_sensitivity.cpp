@@ -198,12 +198,16 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
     PetscCall(traj.load(ts, n));
     ts->steps = n;
     ts->rhsjacobian.time = PETSC_MIN_REAL;  // the cache is keyed on time, not on the mode
+    // -ts_adjoint_monitor and friends, as TSAdjointSolve calls them: before each step back.
+    PetscCall(TSAdjointMonitor(ts, n, traj.time(n), ts->vec_sol, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
     PetscCall(TSAdjointStep(ts));
   }
   out.reusedJacobians = dyn.reusedJacobians() + integrandDerivatives_.hits() - reusedBefore;
   PetscCall(jumps_.destroy(J));
   PetscCheck(e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", e + 1);
   dyn.mode = traj.mode(0);
+  PetscCall(traj.load(ts, 0));
+  PetscCall(TSAdjointMonitor(ts, 0, traj.time(0), ts->vec_sol, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
   PetscCall(report(AdjointSample::Arrived, 0, nullptr));
   PetscCall(addMeasurements(0));
   PetscCall(report(AdjointSample::AfterMeasurements, 0, nullptr));
