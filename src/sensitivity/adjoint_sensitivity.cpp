@@ -206,11 +206,11 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   PetscCall(jumps_.destroy(J));
   PetscCheck(e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", e + 1);
   dyn.mode = traj.mode(0);
-  PetscCall(traj.load(ts, 0));
-  PetscCall(TSAdjointMonitor(ts, 0, traj.time(0), ts->vec_sol, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
   PetscCall(report(AdjointSample::Arrived, 0, nullptr));
   PetscCall(addMeasurements(0));
   PetscCall(report(AdjointSample::AfterMeasurements, 0, nullptr));
+  PetscCall(traj.load(ts, 0));  // the final λ(t0), as TSAdjointSolve's last monitor call
+  PetscCall(TSAdjointMonitor(ts, 0, traj.time(0), ts->vec_sol, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
   PetscCall(VecDestroy(&work));
 
   // Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,
