@@ -270,6 +270,7 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   // Leave the TS ready for another forward solve.
   PetscCall(TSAdjointReset(ts));
   PetscCall(TSDestroy(&ts->quadraturets));
+  PetscCall(VecDestroy(&ts->vec_costintegrand));  // setUpQuadrature made it; TSAdjointReset keeps it
   quadts_ = nullptr;
   PetscCall(TSTrajectoryDestroy(&ts->trajectory));
   PetscFunctionReturn(0);
