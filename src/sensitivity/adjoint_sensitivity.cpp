@@ -28,20 +28,7 @@ PetscErrorCode AdjointSensitivity::teardown() {
   PetscFunctionReturn(0);
 }
 
-// Quadrature TS callbacks: r into the replicated cost vector, r_u (columns) and r_p.
-PetscErrorCode AdjointSensitivity::QuadratureRHS(TS, PetscReal t, Vec u, Vec R, void *ctx) {
-  auto *self = static_cast<AdjointSensitivity *>(ctx);
-  Dynamics &dyn = self->engine_.dynamics();
-  std::vector<PetscScalar> r;
-  PetscScalar *a;
-  PetscFunctionBeginUser;
-  PetscCall(self->costs_.integrands(t, u, dyn.mode, r));
-  PetscCall(VecGetArray(R, &a));
-  for (size_t k = 0; k < r.size(); ++k) a[k] = r[k];
-  PetscCall(VecRestoreArray(R, &a));
-  PetscFunctionReturn(0);
-}
-
+// Quadrature TS callbacks: r_u (columns) and r_p. (No r: the sweep integrates no values.)
 PetscErrorCode AdjointSensitivity::QuadratureJacobian(TS, PetscReal t, Vec u, Mat A, Mat, void *ctx) {
   auto *self = static_cast<AdjointSensitivity *>(ctx);
   const IntegrandDerivatives::Values *v;
@@ -81,12 +68,8 @@ PetscErrorCode AdjointSensitivity::setUpQuadrature() {
   PetscCall(MatGetSize(dyn.parameterJacobian(), nullptr, &pN));
   PetscCall(MatCreateDense(dyn.comm(), pn, PETSC_DECIDE, pN, ncost, nullptr, &drdp_));
   PetscCall(TSCreateQuadratureTS(ts, PETSC_FALSE, &quadts_));
-  PetscCall(TSSetRHSFunction(quadts_, nullptr, QuadratureRHS, this));
   PetscCall(TSSetRHSJacobian(quadts_, drdu_, drdu_, QuadratureJacobian, this));
   if (dyn.numParameters() > 0) PetscCall(TSSetRHSJacobianP(quadts_, drdp_, QuadratureJacobianP, this));
-  // TSSetUp allocates this work vector only if the quadrature existed then (ts.c:2545).
-  PetscCall(VecDestroy(&ts->vec_costintegrand));
-  PetscCall(VecDuplicate(quadts_->vec_sol, &ts->vec_costintegrand));
   PetscFunctionReturn(0);
 }
 
@@ -270,7 +253,6 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   // Leave the TS ready for another forward solve.
   PetscCall(TSAdjointReset(ts));
   PetscCall(TSDestroy(&ts->quadraturets));
-  PetscCall(VecDestroy(&ts->vec_costintegrand));  // setUpQuadrature made it; TSAdjointReset keeps it
   quadts_ = nullptr;
   PetscCall(TSTrajectoryDestroy(&ts->trajectory));
   PetscFunctionReturn(0);

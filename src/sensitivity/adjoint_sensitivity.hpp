@@ -32,7 +32,6 @@ public:
   void setMonitor(AdjointMonitor m) { monitor_ = std::move(m); }
 
 private:
-  static PetscErrorCode QuadratureRHS(TS, PetscReal, Vec, Vec, void *);
   static PetscErrorCode QuadratureJacobian(TS, PetscReal, Vec, Mat, Mat, void *);
   static PetscErrorCode QuadratureJacobianP(TS, PetscReal, Vec, Mat, void *);
   PetscErrorCode setUpQuadrature();
