@@ -384,8 +384,9 @@ public:
     PetscFunctionBeginUser;
     PetscCall(checkSetUp("rhsJacobian"));
     PetscCall(space_.gather(u, space_.work(0)));
-    jacobianValues_.assign((size_t)n_, 0.0);  // the diagonal entries of the COO layout
-    for (auto &g : groups_) jacobianValues_.resize(jacobianValues_.size() + (size_t)g->jacobianValueCount());
+    size_t count = (size_t)n_;  // the diagonal entries of the COO layout stay 0
+    for (auto &g : groups_) count += (size_t)g->jacobianValueCount();
+    jacobianValues_.assign(count, 0.0);
     {
       ad::local::WorkRead x(space_.work(0));
       const ad::local::Point z{t, x.data(), c.p, c.d};

@@ -372,19 +372,30 @@ PetscErrorCode Dynamics::consistencySolve(Vec b, Vec out, bool transpose) {
   PetscFunctionReturn(0);
 }
 
+// out = u̇ from f (only its differential rows are read): A out = [f_x; -g_t]. out may be f.
+PetscErrorCode Dynamics::solveTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec f, Vec out) {
+  PetscInt lo;
+  PetscScalar *b;
+  const PetscScalar *fa;
+  PetscFunctionBeginUser;
+  PetscCall(rhsTimeDerivative(t, u, d, work_));
+  PetscCall(VecScale(work_, -1.0));
+  PetscCall(zeroDifferential(work_));
+  PetscCall(VecGetOwnershipRange(work_, &lo, nullptr));
+  PetscCall(VecGetArray(work_, &b));
+  PetscCall(VecGetArrayRead(f, &fa));
+  for (PetscInt i : diffRows_) b[i - lo] += fa[i - lo];
+  PetscCall(VecRestoreArrayRead(f, &fa));
+  PetscCall(VecRestoreArray(work_, &b));
+  PetscCall(setConsistencyPoint(t, u, d));
+  PetscCall(consistencySolve(work_, out, false));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode Dynamics::timeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot) {
   PetscFunctionBeginUser;
   PetscCall(rhs(t, u, d, udot));
-  if (isDAE()) {
-    // rhs b = [f_x; -g_t]; A udot = b.
-    PetscCall(rhsTimeDerivative(t, u, d, work_));
-    PetscCall(VecScale(work_, -1.0));
-    PetscCall(zeroDifferential(work_));
-    PetscCall(VecPointwiseMult(udot, udot, mass_));
-    PetscCall(VecAXPY(work_, 1.0, udot));
-    PetscCall(setConsistencyPoint(t, u, d));
-    PetscCall(consistencySolve(work_, udot, false));
-  }
+  if (isDAE()) PetscCall(solveTimeDerivative(t, u, d, udot, udot));
   PetscFunctionReturn(0);
 }
 
@@ -402,7 +413,7 @@ PetscErrorCode Dynamics::completeTimeDerivative(PetscReal t, Vec u, const Discre
   PetscFunctionBeginUser;
   if (!isDAE()) PetscFunctionReturn(0);
   if (!fullUdot_) PetscCall(VecDuplicate(templ_, &fullUdot_));
-  PetscCall(timeDerivative(t, u, d, fullUdot_));  // (work_ and work2_ are its scratch)
+  PetscCall(solveTimeDerivative(t, u, d, udot, fullUdot_));  // f_x is already in udot
   PetscCall(VecGetOwnershipRange(udot, &lo, nullptr));
   PetscCall(VecGetArrayRead(fullUdot_, &full));
   PetscCall(VecGetArray(udot, &out));

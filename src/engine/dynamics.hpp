@@ -98,6 +98,7 @@ public:
 
 private:
   PetscErrorCode evaluateParameterJacobian(PetscReal t, Vec u, const DiscreteState &d);
+  PetscErrorCode solveTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec f, Vec out);
   static PetscErrorCode RHSFunction(TS, PetscReal, Vec, Vec, void *);
   static PetscErrorCode RHSJacobian(TS, PetscReal, Vec, Mat, Mat, void *);
   static PetscErrorCode RHSJacobianP(TS, PetscReal, Vec, Mat, void *);

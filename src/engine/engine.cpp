@@ -1,8 +1,8 @@
 #include "engine/engine.hpp"
 
 #include "engine/event_detection.hpp"
-#include "util/user_call.hpp"
 #include "util/log_events.hpp"
+#include "util/user_call.hpp"
 
 #include <petsc/private/tsimpl.h>
 

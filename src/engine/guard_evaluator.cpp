@@ -1,7 +1,7 @@
 #include "engine/guard_evaluator.hpp"
 
-#include "util/user_call.hpp"
 #include "util/log_events.hpp"
+#include "util/user_call.hpp"
 
 #include <algorithm>
 #include <cmath>
