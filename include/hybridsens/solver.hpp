@@ -84,7 +84,8 @@ public:
   Solver(const Solver &) = delete;
   Solver &operator=(const Solver &) = delete;
 
-  // The TS the engine drives. Set defaults (type, dt, final time) on it, then setFromOptions().
+  // The TS the engine drives, created with the Solver. Set defaults (type, dt, final time) on
+  // it, then call setFromOptions() once: the command line overrides them.
   TS ts() const { return ts_; }
   // Reads -hs_* options and calls TSSetFromOptions.
   PetscErrorCode setFromOptions();
@@ -181,6 +182,7 @@ private:
   template <class F> PetscErrorCode withHessianSweeps(F &&f);
 
   const HybridModel &model_;
+  PetscErrorCode buildError_ = 0;  // of the construction's build(), returned by setFromOptions/solve
   TS ts_ = nullptr;
   EngineOptions opt_;
   std::vector<PetscReal> params_;

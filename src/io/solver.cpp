@@ -20,7 +20,11 @@
 
 namespace hybridsens {
 
-Solver::Solver(const HybridModel &model) : model_(model), params_(model.defaultParameters()) {}
+// The TS exists from construction on, so that defaults (type, step, final time) can be set on
+// ts() before the one setFromOptions() that lets the command line override them. An error here
+// (a negative localSize(), a failing createJacobian) is kept and returned by the first
+// setFromOptions() or solve().
+Solver::Solver(const HybridModel &model) : model_(model), params_(model.defaultParameters()) { buildError_ = build(); }
 
 Solver::~Solver() {
   fwd_.reset();
@@ -78,6 +82,7 @@ static PetscErrorCode dropRepeatedAdjointMonitors(TS ts) {
 
 PetscErrorCode Solver::setFromOptions() {
   PetscFunctionBeginUser;
+  PetscCall(buildError_);
   PetscCall(build());
   PetscCall(opt_.setFromOptions(model_.comm()));
   PetscBool flg, on = forward_ ? PETSC_TRUE : PETSC_FALSE;
@@ -135,6 +140,7 @@ static PetscErrorCode pushStage(const char *name) {
 PetscErrorCode Solver::solve() {
   PetscReal t0, tf;
   PetscFunctionBeginUser;
+  PetscCall(buildError_);
   PetscCall(build());
   if (!u0_) PetscCall(VecDuplicate(dyn_->templateVec(), &u0_));
   dyn_->mode = model_.initialDiscreteState();
