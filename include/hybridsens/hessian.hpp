@@ -36,6 +36,8 @@
 // non-zero entries; parameter outputs are this rank's contribution (summed by the library).
 #pragma once
 
+#include "hybridsens/options.hpp"
+
 #include "hybridsens/model.hpp"
 #include "hybridsens/objective.hpp"
 #include "hybridsens/second_order.hpp"
@@ -58,13 +60,7 @@ const char *hessianMethodName(HessianMethod m);
 // formula, and every parameter column against central differences of the adjoint gradient
 // (Richardson-extrapolated from steps h and h/2). Initial-state columns are checked by the
 // first two only (parameters are the only thing a finite difference can perturb from outside).
-struct HessianCheckOptions {
-  PetscReal relativeStep = 1e-3;    // -hs_check_hessian_step: h_j = step · max(|p_j|, 1e-2)
-  PetscReal tolerance = 1e-7;       // -hs_check_hessian_tol: max |Hv − FD| / max |H|
-  PetscReal symmetryTol = 1e-10;    // max |H − Hᵀ| / max |H|
-  PetscReal consistencyTol = 1e-10; // forward-over-adjoint vs hybrid, relative to max |H|
-  PetscErrorCode setFromOptions(MPI_Comm comm);
-};
+// HessianCheckOptions: hybridsens/options.hpp.
 
 struct HessianCheckReport {
   std::vector<std::vector<std::vector<PetscScalar>>> foa, hybrid, finiteDifference;  // [cost][i][j] (FD: parameter columns)

@@ -89,7 +89,9 @@ public:
   TS ts() const { return ts_; }
   // Reads -hs_* options and calls TSSetFromOptions.
   PetscErrorCode setFromOptions();
-  EngineOptions &options() { return opt_; }
+  EngineOptions &options() { return opt_.engine; }
+  // Everything setFromOptions read (and the defaults of what it did not).
+  const SolverOptions &solverOptions() const { return opt_; }
   PetscErrorCode setParameters(const std::vector<PetscReal> &p);
   const std::vector<PetscReal> &parameters() const { return params_; }
 
@@ -174,17 +176,19 @@ public:
   // JSON summary (keys documented in the README); no-op when file is empty.
   PetscErrorCode writeSummary(const std::string &file) const;
   // Writes to -hs_summary if given.
-  PetscErrorCode writeSummaryFromOptions() const { return writeSummary(opt_.summaryFile); }
+  PetscErrorCode writeSummaryFromOptions() const { return writeSummary(opt_.engine.summaryFile); }
 
 private:
+  PetscErrorCode createTs();
   PetscErrorCode build();
-  PetscErrorCode defaultInitialStateIndices();
+  PetscErrorCode resolveInitialStateIndices();
+  PetscErrorCode checkOutputTimes(PetscReal t0, PetscReal tf) const;
   template <class F> PetscErrorCode withHessianSweeps(F &&f);
 
   const HybridModel &model_;
-  PetscErrorCode buildError_ = 0;  // of the construction's build(), returned by setFromOptions/solve
+  PetscErrorCode buildError_ = 0;  // of the construction's createTs(), returned by setFromOptions/solve
   TS ts_ = nullptr;
-  EngineOptions opt_;
+  SolverOptions opt_;
   std::vector<PetscReal> params_;
   std::unique_ptr<Dynamics> dyn_;
   std::unique_ptr<Engine> engine_;

@@ -10,16 +10,7 @@
 
 namespace hybridsens {
 
-struct GradientCheckOptions {
-  PetscReal relativeStep = 1e-6;   // -hs_check_gradient_step: FD step h_j = step · max(|p_j|, 1e-2)
-  PetscReal tolerance = 1e-6;      // -hs_check_gradient_tol: max |adjoint − FD| / max|gradient|
-  PetscReal consistencyTol = 1e-10;  // adjoint vs forward (both exact derivatives of the same map)
-  // -hs_check_gradient_taylor_step: largest Taylor step, relative to each parameter's own size
-  // (parameters of very different magnitude — a gain of 20 and a fault time of 1 s — are each
-  // moved by at most this fraction of themselves, so the event sequence survives).
-  PetscReal taylorStep = 1e-3;
-  PetscErrorCode setFromOptions(MPI_Comm comm);
-};
+// GradientCheckOptions: hybridsens/options.hpp.
 
 struct GradientCheckReport {
   std::vector<std::vector<PetscScalar>> adjoint, forward, finiteDifference;  // [cost][parameter]

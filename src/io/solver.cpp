@@ -16,15 +16,30 @@
 
 #include <petsc/private/tsimpl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace hybridsens {
 
-// The TS exists from construction on, so that defaults (type, step, final time) can be set on
-// ts() before the one setFromOptions() that lets the command line override them. An error here
-// (a negative localSize(), a failing createJacobian) is kept and returned by the first
-// setFromOptions() or solve().
-Solver::Solver(const HybridModel &model) : model_(model), params_(model.defaultParameters()) { buildError_ = build(); }
+// The TS exists from construction on, so that defaults (type, step, final time, linear solver)
+// can be set on ts() before the one setFromOptions() that lets the command line override them.
+// The model is attached later (build(), from setFromOptions() or solve()), where its errors
+// (a negative localSize(), a Jacobian of the wrong size) can be returned. A failure of PETSc
+// itself here is kept and returned by the first setFromOptions() or solve().
+Solver::Solver(const HybridModel &model) : model_(model), params_(model.defaultParameters()) { buildError_ = createTs(); }
+
+PetscErrorCode Solver::createTs() {
+  SNES snes;
+  KSP ksp;
+  PetscFunctionBeginUser;
+  PetscCall(TSCreate(model_.comm(), &ts_));
+  PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
+  PetscCall(TSGetSNES(ts_, &snes));
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(setDirectSolveDefaults(ksp));
+  PetscFunctionReturn(0);
+}
 
 Solver::~Solver() {
   fwd_.reset();
@@ -39,21 +54,13 @@ Solver::~Solver() {
 
 PetscErrorCode Solver::build() {
   PetscFunctionBeginUser;
-  if (ts_) PetscFunctionReturn(0);
+  if (dyn_) PetscFunctionReturn(0);
   PetscCheck(model_.localSize() >= 0, model_.comm(), PETSC_ERR_ARG_SIZ, "localSize() must be non-negative");
-  PetscCall(TSCreate(model_.comm(), &ts_));
-  dyn_ = std::make_unique<Dynamics>(model_, params_, 0);
-  PetscCall(dyn_->setUp());
-  PetscCall(dyn_->attach(ts_));
-  PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
-  {
-    SNES snes;
-    KSP ksp;
-    PetscCall(TSGetSNES(ts_, &snes));
-    PetscCall(SNESGetKSP(snes, &ksp));
-    PetscCall(setDirectSolveDefaults(ksp));
-  }
-  engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
+  auto dyn = std::make_unique<Dynamics>(model_, params_, 0);
+  PetscCall(dyn->setUp());
+  PetscCall(dyn->attach(ts_));
+  dyn_ = std::move(dyn);
+  engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_.engine);
   PetscFunctionReturn(0);
 }
 
@@ -81,40 +88,41 @@ static PetscErrorCode dropRepeatedAdjointMonitors(TS ts) {
 }
 
 PetscErrorCode Solver::setFromOptions() {
+  const char *prefix;
   PetscFunctionBeginUser;
   PetscCall(buildError_);
   PetscCall(build());
-  PetscCall(opt_.setFromOptions(model_.comm()));
-  PetscBool flg, on = forward_ ? PETSC_TRUE : PETSC_FALSE;
-  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_forward", &on, nullptr));
-  forward_ = on;
-  on = adjoint_ ? PETSC_TRUE : PETSC_FALSE;
-  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_adjoint", &on, nullptr));
-  adjoint_ = on;
-  on = hessianOn_ ? PETSC_TRUE : PETSC_FALSE;
-  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_hessian", &on, nullptr));
-  hessianOn_ = on;
-  {
-    const char *methods[] = {"auto", "foa", "hybrid", "HessianMethod", "", nullptr};
-    PetscEnum m = (PetscEnum)hessianMethod_;
-    PetscCall(PetscOptionsGetEnum(nullptr, nullptr, "-hs_hessian_method", methods, &m, nullptr));
-    hessianMethod_ = (HessianMethod)m;
-  }
-  PetscInt idx[1024], nidx = 1024;
-  PetscCall(PetscOptionsGetIntArray(nullptr, nullptr, "-hs_forward_u0", idx, &nidx, &flg));
-  if (flg) {
+  PetscCall(TSGetOptionsPrefix(ts_, &prefix));
+  // What the program set through the API is the default the command line overrides.
+  SolverOptions o = opt_;
+  o.forward = forward_ ? PETSC_TRUE : PETSC_FALSE;
+  o.adjoint = adjoint_ ? PETSC_TRUE : PETSC_FALSE;
+  o.hessian = hessianOn_ ? PETSC_TRUE : PETSC_FALSE;
+  o.hessianMethod = (PetscInt)hessianMethod_;
+  std::vector<std::string> names;
+  PetscOptionsBegin(model_.comm(), prefix, "hybridsens options", "Solver");
+  OptionReader r(PetscOptionsObject);
+  PetscCall(o.read(r));
+  names = r.names();
+  PetscOptionsEnd();
+  names.insert(names.end(), optionsReadByModels().begin(), optionsReadByModels().end());
+  PetscCall(refuseUnknownLibraryOptions(model_.comm(), prefix, names));
+  opt_ = o;
+  forward_ = o.forward;
+  adjoint_ = o.adjoint;
+  hessianOn_ = o.hessian;
+  hessianMethod_ = (HessianMethod)o.hessianMethod;
+  if (o.forwardU0Set) {
+    // -hs_forward_u0 -1: none; the indices are checked against the state at solve().
     u0Indices_.clear();
-    for (PetscInt i = 0; i < nidx; ++i)
-      if (idx[i] >= 0) u0Indices_.push_back(idx[i]);  // -hs_forward_u0 -1: none
+    for (PetscInt i : o.forwardU0)
+      if (i >= 0) u0Indices_.push_back(i);
     u0Chosen_ = true;
   }
-  PetscReal times[1024];
-  PetscInt ntimes = 1024;
-  PetscCall(PetscOptionsGetRealArray(nullptr, nullptr, "-hs_output_times", times, &ntimes, &flg));
-  if (flg) outputTimes_.assign(times, times + ntimes);
+  if (o.outputTimesSet) outputTimes_ = o.outputTimes;
   PetscCall(TSSetFromOptions(ts_));
   PetscCall(dropRepeatedAdjointMonitors(ts_));
-  engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
+  engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_.engine);
   PetscFunctionReturn(0);
 }
 
@@ -156,16 +164,18 @@ PetscErrorCode Solver::solve() {
   jumps_.reset();
   tangents_.reset();
   costEval_ = std::make_unique<CostEvaluator>(*dyn_, costs_);
-  engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_);
+  engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_.engine);
+  PetscCall(checkOutputTimes(t0, tf));
   std::vector<PetscReal> stops = costEval_->measurementTimes();
   stops.insert(stops.end(), outputTimes_.begin(), outputTimes_.end());
   engine_->setStopTimes(stops);
   if (forward_ || adjoint_) {
     JumpTerms terms;
-    PetscCall(terms.setFromOptions(model_.comm()));
-    PetscCall(defaultInitialStateIndices());
+    terms.eventTime = !opt_.dropEventTimeTerm;
+    terms.reset = !opt_.dropResetTerms;
+    PetscCall(resolveInitialStateIndices());
     tangents_.reset();
-    if (opt_.discreteEventDerivative) {
+    if (opt_.engine.discreteEventDerivative) {
       // Registered first: the sensitivity observers read what it records for each step.
       tangents_ = std::make_unique<EventTangents>(*engine_, *costEval_);
       engine_->addObserver(tangents_.get());
@@ -230,36 +240,61 @@ PetscErrorCode Solver::solve() {
   PetscFunctionReturn(0);
 }
 
-// Default initial-state sensitivity columns: every differential component of a small state.
-PetscErrorCode Solver::defaultInitialStateIndices() {
-  PetscInt N, lo, hi;
+// The initial-state sensitivity columns, for both sweeps: by default every differential
+// component of a small state; chosen ones (-hs_forward_u0, setInitialStateSensitivities) must
+// be distinct differential components of the state (an algebraic y0 is not free: the engine
+// solves g = 0 for it).
+PetscErrorCode Solver::resolveInitialStateIndices() {
+  PetscInt N;
   PetscFunctionBeginUser;
-  if (u0Chosen_) PetscFunctionReturn(0);
-  u0Indices_.clear();
   PetscCall(VecGetSize(dyn_->templateVec(), &N));
-  if (N > 64) PetscFunctionReturn(0);
+  if (!u0Chosen_ && N > 64) {
+    u0Indices_.clear();
+    PetscFunctionReturn(0);
+  }
   Vec mask;
   std::vector<PetscScalar> m;
   PetscCall(VecDuplicate(dyn_->templateVec(), &mask));
   PetscCall(VecSet(mask, 1.0));
   PetscCall(dyn_->zeroAlgebraic(mask));
-  PetscCall(VecGetOwnershipRange(mask, &lo, &hi));
   PetscCall(gatherToAll(mask, m));
   PetscCall(VecDestroy(&mask));
-  for (PetscInt i = 0; i < N; ++i)
-    if (m[i] != 0) u0Indices_.push_back(i);
+  if (!u0Chosen_) {
+    u0Indices_.clear();
+    for (PetscInt i = 0; i < N; ++i)
+      if (m[i] != 0) u0Indices_.push_back(i);
+    PetscFunctionReturn(0);
+  }
+  std::vector<PetscInt> seen;
+  for (PetscInt i : u0Indices_) {
+    PetscCheck(i >= 0 && i < N, model_.comm(), PETSC_ERR_ARG_OUTOFRANGE,
+               "-hs_forward_u0 / setInitialStateSensitivities: index %" PetscInt_FMT " is outside the state [0, %" PetscInt_FMT ")", i, N);
+    PetscCheck(m[i] != 0, model_.comm(), PETSC_ERR_ARG_WRONG,
+               "-hs_forward_u0 / setInitialStateSensitivities: component %" PetscInt_FMT " is algebraic; its initial value is not free (the DAE "
+               "determines it), choose differential components",
+               i);
+    PetscCheck(std::find(seen.begin(), seen.end(), i) == seen.end(), model_.comm(), PETSC_ERR_ARG_WRONG,
+               "-hs_forward_u0 / setInitialStateSensitivities: component %" PetscInt_FMT " is listed twice", i);
+    seen.push_back(i);
+  }
+  PetscFunctionReturn(0);
+}
+
+// Output times must lie in the horizon: a time outside it would never be reached and its
+// record would stay empty.
+PetscErrorCode Solver::checkOutputTimes(PetscReal t0, PetscReal tf) const {
+  PetscFunctionBeginUser;
+  for (PetscReal t : outputTimes_)
+    PetscCheck(std::isfinite(t) && t >= t0 && t <= tf, model_.comm(), PETSC_ERR_ARG_OUTOFRANGE,
+               "-hs_output_times / setOutputTimes: %g is outside the horizon [%g, %g] (-ts_max_time)", (double)t, (double)t0, (double)tf);
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode Solver::checkGradientFromOptions() {
-  PetscBool check = PETSC_FALSE;
   PetscFunctionBeginUser;
-  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_check_gradient", &check, nullptr));
-  if (!check) PetscFunctionReturn(0);
-  GradientCheckOptions opt;
+  if (!opt_.checkGradient) PetscFunctionReturn(0);
   GradientCheckReport rep;
-  PetscCall(opt.setFromOptions(model_.comm()));
-  PetscCall(checkGradient(*this, opt, rep));
+  PetscCall(checkGradient(*this, opt_.gradientCheck, rep));
   PetscFunctionReturn(0);
 }
 

@@ -37,7 +37,7 @@ template <class F> PetscErrorCode Solver::withHessianSweeps(F &&f) {
                c->name().c_str());
     ch.push_back(h);
   }
-  PetscCall(defaultInitialStateIndices());
+  PetscCall(resolveInitialStateIndices());
   SecondOrderCallbacks cb(*dyn_, *costEval_, *mh, ch);
   HessianSweeps sweeps(*engine_, *costEval_, cb, u0Indices_);
   PetscCall(sweeps.setUp());
@@ -105,14 +105,10 @@ PetscErrorCode Solver::secondOrderGradient(std::vector<std::vector<PetscScalar>>
 }
 
 PetscErrorCode Solver::checkHessianFromOptions() {
-  PetscBool check = PETSC_FALSE;
   PetscFunctionBeginUser;
-  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_check_hessian", &check, nullptr));
-  if (!check) PetscFunctionReturn(0);
-  HessianCheckOptions opt;
+  if (!opt_.checkHessian) PetscFunctionReturn(0);
   HessianCheckReport rep;
-  PetscCall(opt.setFromOptions(model_.comm()));
-  PetscCall(checkHessian(*this, opt, rep));
+  PetscCall(checkHessian(*this, opt_.hessianCheck, rep));
   PetscFunctionReturn(0);
 }
 

@@ -39,12 +39,10 @@ PetscErrorCode TaoProblem::attach(Tao tao, TaoGradient gradient, TaoHessian hess
   PetscFunctionBeginUser;
   PetscCheck(comm_ != MPI_COMM_NULL, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "TaoProblem: call Solver::setFromOptions() first");
   if (fromOptions) {
-    const char *hnames[] = {"assembled", "matrix_free", "none", "TaoHessian", "", nullptr};
-    const char *gnames[] = {"adjoint", "fd", "TaoGradient", "", nullptr};
-    PetscEnum h = (PetscEnum)hessian, g = (PetscEnum)gradient;
-    PetscCall(PetscOptionsGetEnum(nullptr, nullptr, "-hs_tao_hessian", hnames, &h, nullptr));
-    PetscCall(PetscOptionsGetEnum(nullptr, nullptr, "-hs_tao_gradient", gnames, &g, nullptr));
-    hessian = (TaoHessian)h, gradient = (TaoGradient)g;
+    // Read with the solver's other options (Solver::setFromOptions).
+    const SolverOptions &o = solver_.solverOptions();
+    if (o.taoHessian >= 0) hessian = (TaoHessian)o.taoHessian;
+    if (o.taoGradient >= 0) gradient = (TaoGradient)o.taoGradient;
   }
   // TAO varies the parameters; it asks for the derivatives it needs itself.
   solver_.setInitialStateSensitivities({});

@@ -6,17 +6,6 @@
 
 namespace hybridsens {
 
-PetscErrorCode JumpTerms::setFromOptions(MPI_Comm comm) {
-  PetscBool dropTime = PETSC_FALSE, dropReset = PETSC_FALSE;
-  PetscFunctionBeginUser;
-  // Testing only: switch a jump term off to prove that the checks catch its absence.
-  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_test_drop_event_time_term", &dropTime, nullptr));
-  PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_test_drop_reset_terms", &dropReset, nullptr));
-  eventTime = !dropTime;
-  reset = !dropReset;
-  PetscFunctionReturn(0);
-}
-
 JumpAlgebra::JumpAlgebra(Dynamics &dyn, GuardEvaluator &guards, CostEvaluator &costs, JumpTerms terms, const EventTangents *tangents)
     : dyn_(dyn), guards_(guards), costs_(costs), terms_(terms), tangents_(tangents) {}
 

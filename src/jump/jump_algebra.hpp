@@ -32,7 +32,6 @@ namespace hybridsens {
 struct JumpTerms {
   bool eventTime = true;  // the c τ_p term (and its integral part)
   bool reset = true;      // Φ_u, Φ_p of the reset map (identity / zero when off)
-  PetscErrorCode setFromOptions(MPI_Comm comm);
 };
 
 struct JumpIngredients {

@@ -5,16 +5,12 @@
 
 namespace hybridsens {
 
-PetscErrorCode GradientCheckOptions::setFromOptions(MPI_Comm comm) {
-  PetscFunctionBeginUser;
-  PetscOptionsBegin(comm, nullptr, "hybridsens gradient check", "hybridsens");
-  PetscCall(PetscOptionsReal("-hs_check_gradient_step", "Relative finite-difference step", "", relativeStep, &relativeStep, nullptr));
-  PetscCall(PetscOptionsReal("-hs_check_gradient_taylor_step", "Largest Taylor step, relative to each parameter", "", taylorStep,
-                             &taylorStep, nullptr));
-  PetscCall(PetscOptionsReal("-hs_check_gradient_tol", "Tolerance adjoint vs finite differences (relative to the largest entry)", "",
-                             tolerance, &tolerance, nullptr));
-  PetscOptionsEnd();
-  PetscFunctionReturn(0);
+// NaN or Inf anywhere in a table makes the check fail (std::max would skip a NaN silently).
+static bool allFinite(const std::vector<std::vector<PetscScalar>> &g) {
+  for (auto &row : g)
+    for (auto v : row)
+      if (!std::isfinite((PetscReal)v)) return false;
+  return true;
 }
 
 static PetscReal maxAbs(const std::vector<std::vector<PetscScalar>> &g) {
@@ -123,7 +119,9 @@ PetscErrorCode checkGradient(Solver &solver, const GradientCheckOptions &opt, Gr
   // A remainder already at round-off of J cannot show its order.
   const bool taylorAtRoundoff = rep.taylorRemainders[nt - 1] < 1e-12 * std::max<PetscReal>(std::fabs(J0[0]), 1.0);
   const bool taylorOk = taylorAtRoundoff || rep.taylorOrder > 1.8;
-  rep.passed = rep.adjointVsForward <= opt.consistencyTol && rep.adjointVsFD <= opt.tolerance && taylorOk;
+  bool finite = allFinite(rep.adjoint) && allFinite(rep.forward) && allFinite(rep.finiteDifference) && std::isfinite(rep.taylorOrder);
+  for (PetscReal r : rep.taylorRemainders) finite = finite && std::isfinite(r);
+  rep.passed = finite && rep.adjointVsForward <= opt.consistencyTol && rep.adjointVsFD <= opt.tolerance && taylorOk;
 
   PetscCall(PetscPrintf(comm, "hybridsens gradient check (%zu costs, %zu parameters)\n  %-4s %-5s %22s %22s %22s\n", ncost, np, "cost",
                         "param", "adjoint", "forward", "central FD"));
@@ -133,12 +131,13 @@ PetscErrorCode checkGradient(Solver &solver, const GradientCheckOptions &opt, Gr
                             (double)rep.finiteDifference[k][j]));
   PetscCall(PetscPrintf(comm, "  Taylor remainders (cost 0, along the gradient):"));
   for (size_t i = 0; i < nt; ++i) PetscCall(PetscPrintf(comm, " %.3e", (double)rep.taylorRemainders[i]));
+  if (!finite) PetscCall(PetscPrintf(comm, "\n  NaN or Inf in the gradients, differences or Taylor remainders"));
   PetscCall(PetscPrintf(comm, "\n  adjoint vs forward %.2e (tol %.0e), adjoint vs FD %.2e (tol %.0e), Taylor order %.2f%s: %s\n",
                         (double)rep.adjointVsForward, (double)opt.consistencyTol, (double)rep.adjointVsFD, (double)opt.tolerance,
                         (double)rep.taylorOrder, taylorAtRoundoff ? " (at round-off)" : "", rep.passed ? "PASSED" : "FAILED"));
   PetscCheck(rep.passed, comm, PETSC_ERR_NOT_CONVERGED,
-             "Gradient check FAILED: adjoint vs forward %.2e, adjoint vs finite differences %.2e, Taylor order %.2f", (double)rep.adjointVsForward,
-             (double)rep.adjointVsFD, (double)rep.taylorOrder);
+             "Gradient check FAILED: %sadjoint vs forward %.2e, adjoint vs finite differences %.2e, Taylor order %.2f", finite ? "" : "NaN or Inf; ",
+             (double)rep.adjointVsForward, (double)rep.adjointVsFD, (double)rep.taylorOrder);
   PetscFunctionReturn(0);
 }
 

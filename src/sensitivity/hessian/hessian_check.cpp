@@ -9,17 +9,6 @@
 
 namespace hybridsens {
 
-PetscErrorCode HessianCheckOptions::setFromOptions(MPI_Comm comm) {
-  PetscFunctionBeginUser;
-  PetscOptionsBegin(comm, nullptr, "hybridsens Hessian check", "hybridsens");
-  PetscCall(PetscOptionsReal("-hs_check_hessian_step", "Relative finite-difference step of the gradient differences", "", relativeStep,
-                             &relativeStep, nullptr));
-  PetscCall(PetscOptionsReal("-hs_check_hessian_tol", "Tolerance Hessian vs differences of gradients (relative to the largest entry)", "",
-                             tolerance, &tolerance, nullptr));
-  PetscOptionsEnd();
-  PetscFunctionReturn(0);
-}
-
 using Tensor = std::vector<std::vector<std::vector<PetscScalar>>>;
 
 static PetscReal maxAbs(const Tensor &H) {
@@ -28,6 +17,15 @@ static PetscReal maxAbs(const Tensor &H) {
     for (auto &row : A)
       for (auto v : row) m = std::max(m, (PetscReal)std::fabs(v));
   return m;
+}
+
+// NaN or Inf anywhere makes the check fail (std::max in the comparisons would skip a NaN).
+static bool allFinite(const Tensor &H) {
+  for (auto &A : H)
+    for (auto &row : A)
+      for (auto v : row)
+        if (!std::isfinite((PetscReal)v)) return false;
+  return true;
 }
 
 PetscErrorCode checkHessian(Solver &solver, const HessianCheckOptions &opt, HessianCheckReport &rep) {
@@ -91,7 +89,8 @@ PetscErrorCode checkHessian(Solver &solver, const HessianCheckOptions &opt, Hess
         rep.foaVsHybrid = std::max(rep.foaVsHybrid, (PetscReal)std::fabs(rep.foa[k][i][j] - rep.hybrid[k][i][j]) / scale);
         if (j < np) rep.foaVsFD = std::max(rep.foaVsFD, (PetscReal)std::fabs(rep.foa[k][i][j] - rep.finiteDifference[k][i][j]) / scale);
       }
-  rep.passed = rep.asymmetry <= opt.symmetryTol && rep.foaVsHybrid <= opt.consistencyTol && rep.foaVsFD <= opt.tolerance;
+  const bool finite = allFinite(rep.foa) && allFinite(rep.hybrid) && allFinite(rep.finiteDifference);
+  rep.passed = finite && rep.asymmetry <= opt.symmetryTol && rep.foaVsHybrid <= opt.consistencyTol && rep.foaVsFD <= opt.tolerance;
 
   PetscCall(PetscPrintf(comm, "hybridsens Hessian check (%zu costs, %zu variables: %zu parameters, then initial-state components)\n", ncost, nq,
                         np));
@@ -103,11 +102,12 @@ PetscErrorCode checkHessian(Solver &solver, const HessianCheckOptions &opt, Hess
         if (j < np) snprintf(fd, sizeof(fd), "%22.14e", (double)rep.finiteDifference[k][i][j]);
         PetscCall(PetscPrintf(comm, "  %-4zu %-4zu %-4zu %22.14e %22.14e %22s\n", k, i, j, (double)rep.foa[k][i][j], (double)rep.hybrid[k][i][j], fd));
       }
+  if (!finite) PetscCall(PetscPrintf(comm, "  NaN or Inf in the Hessians or the differences of gradients\n"));
   PetscCall(PetscPrintf(comm, "  asymmetry %.2e (tol %.0e), forward-over-adjoint vs hybrid %.2e (tol %.0e), vs FD of gradients %.2e (tol %.0e): %s\n",
                         (double)rep.asymmetry, (double)opt.symmetryTol, (double)rep.foaVsHybrid, (double)opt.consistencyTol, (double)rep.foaVsFD,
                         (double)opt.tolerance, rep.passed ? "PASSED" : "FAILED"));
-  PetscCheck(rep.passed, comm, PETSC_ERR_NOT_CONVERGED, "Hessian check FAILED: asymmetry %.2e, forward-over-adjoint vs hybrid %.2e, vs FD %.2e",
-             (double)rep.asymmetry, (double)rep.foaVsHybrid, (double)rep.foaVsFD);
+  PetscCheck(rep.passed, comm, PETSC_ERR_NOT_CONVERGED, "Hessian check FAILED: %sasymmetry %.2e, forward-over-adjoint vs hybrid %.2e, vs FD %.2e",
+             finite ? "" : "NaN or Inf; ", (double)rep.asymmetry, (double)rep.foaVsHybrid, (double)rep.foaVsFD);
   PetscFunctionReturn(0);
 }
 

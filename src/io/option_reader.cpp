@@ -1,0 +1,263 @@
+#include "hybridsens/option_reader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace hybridsens {
+
+bool Range::contains(PetscReal v) const {
+  if (!std::isfinite(v)) return false;
+  if (loOpen ? !(v > lo) : !(v >= lo)) return false;
+  if (hiOpen ? !(v < hi) : !(v <= hi)) return false;
+  return true;
+}
+
+static std::string number(PetscReal v) {
+  if (v >= PETSC_MAX_REAL) return "inf";
+  if (v <= -PETSC_MAX_REAL) return "-inf";
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+std::string Range::describe() const {
+  return (loOpen ? "(" : "[") + number(lo) + ", " + number(hi) + (hiOpen ? ")" : "]");
+}
+
+std::string OptionReader::fullName(const char *name) const {
+  std::string n = name[0] == '-' ? name + 1 : name;
+  return "-" + std::string(items_->prefix ? items_->prefix : "") + n;
+}
+
+PetscErrorCode OptionReader::find(const char *name, const char **value, PetscBool *found) const {
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsFindPair(items_->options, items_->prefix, name, value, found));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::requireValue(const char *name, const char *value, PetscBool found, const char *what) const {
+  PetscFunctionBeginUser;
+  PetscCheck(!found || (value && value[0]), items_->comm, PETSC_ERR_USER_INPUT, "Option %s was given without a value (expected %s)",
+             fullName(name).c_str(), what);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::parseReal(const char *name, const char *text, Range range, PetscReal *v) const {
+  char *end = nullptr;
+  PetscFunctionBeginUser;
+  errno = 0;
+  const double x = std::strtod(text, &end);
+  PetscCheck(end != text && *end == '\0', items_->comm, PETSC_ERR_USER_INPUT, "Option %s: '%s' is not a number", fullName(name).c_str(), text);
+  PetscCheck(std::isfinite(x) && errno != ERANGE, items_->comm, PETSC_ERR_USER_INPUT, "Option %s: '%s' is not a finite number",
+             fullName(name).c_str(), text);
+  PetscCheck(range.contains(x), items_->comm, PETSC_ERR_ARG_OUTOFRANGE, "Option %s: %s is outside %s", fullName(name).c_str(), text,
+             range.describe().c_str());
+  *v = (PetscReal)x;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::parseInteger(const char *name, const char *text, PetscInt lo, PetscInt hi, PetscInt *v) const {
+  char *end = nullptr;
+  PetscFunctionBeginUser;
+  errno = 0;
+  const long long x = std::strtoll(text, &end, 10);
+  PetscCheck(end != text && *end == '\0', items_->comm, PETSC_ERR_USER_INPUT, "Option %s: '%s' is not an integer", fullName(name).c_str(),
+             text);
+  PetscCheck(errno != ERANGE && x >= (long long)lo && x <= (long long)hi, items_->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Option %s: %s is outside [%" PetscInt_FMT ", %" PetscInt_FMT "]", fullName(name).c_str(), text, lo, hi);
+  *v = (PetscInt)x;
+  PetscFunctionReturn(0);
+}
+
+// The help line shows the admissible values after the text.
+static std::string withRange(const char *help, const std::string &range) { return std::string(help) + " " + range; }
+
+PetscErrorCode OptionReader::real(const char *name, const char *help, PetscReal *value, Range range, PetscBool *set) {
+  const char *text;
+  PetscBool found;
+  PetscReal v = *value;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  PetscCall(find(name, &text, &found));
+  PetscCall(requireValue(name, text, found, ("a real number in " + range.describe()).c_str()));
+  if (found) PetscCall(parseReal(name, text, range, &v));
+  // PETSc's registration (for -help and the options GUI); the text is known to parse now.
+  PetscCall(PetscOptionsReal_Private(items_, name, withRange(help, range.describe()).c_str(), "", *value, &v, nullptr));
+  *value = v;
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::integer(const char *name, const char *help, PetscInt *value, PetscInt lo, PetscInt hi, PetscBool *set) {
+  const char *text;
+  PetscBool found;
+  PetscInt v = *value;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  std::ostringstream r;
+  r << "[" << lo << ", " << hi << "]";
+  PetscCall(find(name, &text, &found));
+  PetscCall(requireValue(name, text, found, ("an integer in " + r.str()).c_str()));
+  if (found) PetscCall(parseInteger(name, text, lo, hi, &v));
+  PetscCall(PetscOptionsInt_Private(items_, name, withRange(help, r.str()).c_str(), "", *value, &v, nullptr, lo, hi));
+  *value = v;
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::boolean(const char *name, const char *help, PetscBool *value, PetscBool *set) {
+  const char *text;
+  PetscBool found, v = *value;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  PetscCall(find(name, &text, &found));
+  if (found && text && text[0]) {
+    const std::string t(text);
+    const char *valid[] = {"1", "0", "true", "false", "yes", "no", "on", "off", "TRUE", "FALSE", "YES", "NO", "ON", "OFF", "True", "False"};
+    PetscCheck(std::find(std::begin(valid), std::end(valid), t) != std::end(valid), items_->comm, PETSC_ERR_USER_INPUT,
+               "Option %s: '%s' is not a boolean (true/false, yes/no, on/off, 1/0)", fullName(name).c_str(), text);
+  }
+  PetscCall(PetscOptionsBool_Private(items_, name, help, "", *value, &v, nullptr));
+  *value = v;
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::choice(const char *name, const char *help, const std::vector<const char *> &choices, PetscInt *index,
+                                    PetscBool *set) {
+  const char *text;
+  PetscBool found;
+  PetscInt v = *index;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  std::string list;
+  for (size_t i = 0; i < choices.size(); ++i) list += (i ? ", " : "") + std::string(choices[i]);
+  PetscCall(find(name, &text, &found));
+  PetscCall(requireValue(name, text, found, ("one of " + list).c_str()));
+  if (found) {
+    auto it = std::find_if(choices.begin(), choices.end(), [&](const char *c) { return std::string(c) == text; });
+    PetscCheck(it != choices.end(), items_->comm, PETSC_ERR_USER_INPUT, "Option %s: '%s' is not one of %s", fullName(name).c_str(), text,
+               list.c_str());
+    v = (PetscInt)(it - choices.begin());
+  }
+  PetscCall(PetscOptionsEList_Private(items_, name, help, "", choices.data(), (PetscInt)choices.size(), choices[*index], &v, nullptr));
+  *index = v;
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
+// Registers a free-text option for -help only; the value is taken from the database directly
+// (PETSc's string options copy into a fixed buffer and would cut a long list silently).
+static PetscErrorCode registerText(PetscOptionItems *items, const char *name, const char *help, const std::string &current) {
+  char ignored[64] = "";
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsString_Private(items, name, help, "", current.c_str(), ignored, sizeof(ignored), nullptr));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::text(const char *name, const char *help, std::string *value, PetscBool *set) {
+  const char *t;
+  PetscBool found;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  PetscCall(find(name, &t, &found));
+  PetscCall(requireValue(name, t, found, "a value"));
+  PetscCall(registerText(items_, name, help, *value));
+  if (found) *value = t;
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
+static std::vector<std::string> splitCommas(const std::string &s) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream is(s);
+  while (std::getline(is, item, ',')) out.push_back(item);
+  if (!s.empty() && s.back() == ',') out.push_back("");
+  return out;
+}
+
+PetscErrorCode OptionReader::realList(const char *name, const char *help, std::vector<PetscReal> *values, Range range, PetscBool *set) {
+  const char *t;
+  PetscBool found;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  PetscCall(find(name, &t, &found));
+  PetscCall(requireValue(name, t, found, ("comma-separated real numbers in " + range.describe()).c_str()));
+  PetscCall(registerText(items_, name, withRange(help, range.describe()).c_str(), ""));
+  if (found) {
+    values->clear();
+    for (const std::string &item : splitCommas(t)) {
+      PetscReal v;
+      PetscCall(parseReal(name, item.c_str(), range, &v));
+      values->push_back(v);
+    }
+  }
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::integerList(const char *name, const char *help, std::vector<PetscInt> *values, PetscInt lo, PetscInt hi,
+                                         PetscBool *set) {
+  const char *t;
+  PetscBool found;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  std::ostringstream r;
+  r << "[" << lo << ", " << hi << "]";
+  PetscCall(find(name, &t, &found));
+  PetscCall(requireValue(name, t, found, ("comma-separated integers in " + r.str()).c_str()));
+  PetscCall(registerText(items_, name, withRange(help, r.str()).c_str(), ""));
+  if (found) {
+    values->clear();
+    for (const std::string &item : splitCommas(t)) {
+      PetscInt v;
+      PetscCall(parseInteger(name, item.c_str(), lo, hi, &v));
+      values->push_back(v);
+    }
+  }
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
+// Levenshtein distance, for "did you mean".
+static size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+PetscErrorCode refuseUnknownLibraryOptions(MPI_Comm comm, const char *prefix, const std::vector<std::string> &known) {
+  PetscInt n;
+  char **names, **values;
+  PetscFunctionBeginUser;
+  const std::string lead = std::string(prefix ? prefix : "") + "hs_";
+  PetscCall(PetscOptionsLeftGet(nullptr, &n, &names, &values));
+  std::string unknown;
+  for (PetscInt i = 0; i < n; ++i) {
+    const std::string name = names[i];
+    if (name.compare(0, lead.size(), lead) != 0) continue;
+    const std::string bare = "-" + name.substr(lead.size() - 3);  // "-hs_..."
+    if (std::find(known.begin(), known.end(), bare) != known.end()) continue;
+    std::string best;
+    size_t bestDistance = 4;  // suggest only close names
+    for (const std::string &k : known) {
+      const size_t d = editDistance(bare, k);
+      if (d < bestDistance) bestDistance = d, best = k;
+    }
+    unknown += "\n  -" + name + (best.empty() ? "" : " (did you mean -" + std::string(prefix ? prefix : "") + best.substr(1) + "?)");
+  }
+  PetscCall(PetscOptionsLeftRestore(nullptr, &n, &names, &values));
+  PetscCheck(unknown.empty(), comm, PETSC_ERR_USER_INPUT, "Unknown hybridsens option(s):%s\nRun with -help for the list.", unknown.c_str());
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens
