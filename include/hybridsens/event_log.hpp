@@ -18,6 +18,10 @@ struct EventRecord {
   std::string name;           // its name (from the model)
   DiscreteState before, after;
   PetscInt orderAtInstant = 0;  // 0 for the first transition at this instant, 1 for the next...
+  // A time event at a point the step grid reached anyway (no step was cut short to land on
+  // it): the computed objective has a kink there in the event time, and the library's
+  // derivative is the one for a later event (the right derivative in the event time).
+  bool onStepGrid = false;
   // Snapshots owned by the record (destroyed with the log).
   Vec uminus = nullptr, uplus = nullptr;        // state just before / after this transition
   Vec udotminus = nullptr, udotplus = nullptr;  // u̇ just before (mode `before`) / after (`after`)

@@ -89,6 +89,7 @@ public:
   TS ts() const { return ts_; }
   // Reads -hs_* options and calls TSSetFromOptions.
   PetscErrorCode setFromOptions();
+  const HybridModel &model() const { return model_; }
   EngineOptions &options() { return opt_.engine; }
   // Everything setFromOptions read (and the defaults of what it did not).
   const SolverOptions &solverOptions() const { return opt_; }

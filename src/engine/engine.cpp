@@ -221,6 +221,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     EventRecord r;
     r.step = step;
     r.time = t;
+    r.onStepGrid = id.kind == EventId::Time && timeEventsOnGrid_;
     r.id = id;
     r.name = model.eventName(id, dyn_.parameters());
     r.before = dyn_.mode;
@@ -430,6 +431,8 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     const std::vector<PetscInt> noTimeEvents;
     const auto &timeEvents = atStop ? stop.timeEvents : noTimeEvents;
     if (!timeEvents.empty() || !fired.empty()) {
+      // The stop is on the grid when the step that reached it was not shortened for it.
+      timeEventsOnGrid_ = atStop && std::max(h, hWanted) - (ts_->ptime - start_.t) <= 1e-10 * std::max(h, hWanted);
       PetscCall(applyTransitions(step, timeEvents, fired));
       PetscCall(startSides(fired));
     } else {
