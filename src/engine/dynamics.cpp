@@ -340,9 +340,19 @@ PetscErrorCode Dynamics::setConsistencyPoint(PetscReal t, Vec u, const DiscreteS
   PetscCall(MatGetNonzeroState(J_, &jState));
   if (!A_ || jState != consistencyJState_) {
     // The same Mat object throughout: its nonzero state tells the factorization to start over.
-    if (!A_) PetscCall(MatDuplicate(J_, MAT_COPY_VALUES, &A_));
-    else PetscCall(MatCopy(J_, A_, DIFFERENT_NONZERO_PATTERN));
+    if (!A_) {
+      PetscCall(MatDuplicate(J_, MAT_COPY_VALUES, &A_));
+      PetscCall(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+    } else PetscCall(MatCopy(J_, A_, DIFFERENT_NONZERO_PATTERN));
     PetscCall(MatZeroRows(A_, (PetscInt)diffRows_.size(), diffRows_.data(), 1.0, nullptr, nullptr));
+    // Every algebraic row gets a diagonal entry (an explicit zero where rhsJacobian has none):
+    // PETSc's LU refuses a matrix without one ("missing diagonal entry") before it looks at the
+    // values, which hid the actual problem, a singular g_y, behind a message about storage. With
+    // the entry, a singular g_y fails the factorization and consistencySolve names it; a g_y
+    // that is regular with a zero diagonal is factored by a pivoting LU (MUMPS).
+    for (PetscInt i : algRows_) PetscCall(MatSetValue(A_, i, i, 0.0, ADD_VALUES));
+    PetscCall(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY));
     consistencyJState_ = jState;
   } else {
     for (PetscInt i : algRows_) {
@@ -358,6 +368,8 @@ PetscErrorCode Dynamics::setConsistencyPoint(PetscReal t, Vec u, const DiscreteS
   }
   PetscCall(KSPSetOperators(consistencyKsp_, A_, A_));
   PetscCall(KSPSetUp(consistencyKsp_));
+  consistencyT_ = t;
+  consistencyMode_ = d;
   PetscFunctionReturn(0);
 }
 
@@ -368,7 +380,11 @@ PetscErrorCode Dynamics::consistencySolve(Vec b, Vec out, bool transpose) {
   else PetscCall(KSPSolve(consistencyKsp_, b, out));
   PetscCall(KSPGetConvergedReason(consistencyKsp_, &reason));
   PetscCheck(reason >= 0, comm(), PETSC_ERR_NOT_CONVERGED,
-             "DAE consistency solve failed (%s): is g_y singular (index > 1)?", KSPConvergedReasons[reason]);
+             "DAE consistency solve failed (%s) at t = %.17g in discrete state %s: the algebraic block g_y of model callback "
+             "rhsJacobian (the algebraic rows' derivative with respect to the algebraic variables) is singular there, so the DAE "
+             "is not of index 1 (or g_y has a zero on its diagonal, which LU without pivoting cannot factor: try "
+             "-hs_consistency_pc_factor_mat_solver_type mumps)",
+             KSPConvergedReasons[reason], (double)consistencyT_, describe(consistencyMode_).c_str());
   PetscFunctionReturn(0);
 }
 

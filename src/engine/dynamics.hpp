@@ -119,6 +119,8 @@ private:
   std::vector<PetscInt> diffRows_;  // global indices of owned differential rows
   std::vector<PetscInt> algRows_;   // global indices of owned algebraic rows
   PetscObjectState consistencyJState_ = 0;  // J's nonzero state when A_ was built
+  PetscReal consistencyT_ = 0;              // where A_ was last assembled (for error messages)
+  DiscreteState consistencyMode_;
 };
 
 } // namespace hybridsens

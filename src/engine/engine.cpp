@@ -382,14 +382,17 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     if (anyCrossed) {
       PetscCall(locate(hFull, gEnd, fired));
       eventInside = currentH_ < hFull;
-      // A crossing located within the location tolerance of the stop this step aims at (in
-      // time: -hs_event_tol × h, or a few ulps of t) happens at the stop: round-off in the
-      // state (a clock integrated by BEULER leads t by ulps) must not put it before the time
-      // events there and reverse the documented order.
+      // A crossing located within the location tolerance of the end of its step (in time:
+      // -hs_event_tol × h, or a few ulps of t) happens at the step end, which the location
+      // cannot tell from it. At a stop, round-off in the state (a clock integrated by BEULER
+      // leads t by ulps) must not put it before the time events there and reverse the
+      // documented order. At a point of the step grid, the step structure is the one of an
+      // event exactly there (no remainder step), instead of a remainder step shorter than what
+      // the location resolves, whose size (and whether it was taken) would be round-off.
       const PetscReal window = std::max(opt_.eventTol * hFull, 16 * PETSC_MACHINE_EPSILON * (std::fabs(start_.t) + hFull));
-      if (eventInside && reachedStop && hFull - currentH_ <= window) {
+      if (eventInside && hFull - currentH_ <= window) {
         PetscCall(retakeStep(hFull));
-        ts_->ptime = stop.time;
+        if (reachedStop) ts_->ptime = stop.time;
         PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
         scan();  // every guard crossed by the stop crossed within the window: it fires there
         fired.insert(fired.end(), crossed.begin(), crossed.end());
@@ -433,6 +436,9 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     if (!timeEvents.empty() || !fired.empty()) {
       // The stop is on the grid when the step that reached it was not shortened for it.
       timeEventsOnGrid_ = atStop && std::max(h, hWanted) - (ts_->ptime - start_.t) <= 1e-10 * std::max(h, hWanted);
+      // A remainder step follows when the instant was located inside the step or a stop cut
+      // the step short; else the instant is the end of an uncut step (a kink in its time).
+      transitionsCutStep_ = eventInside || (atStop && !timeEventsOnGrid_);
       PetscCall(applyTransitions(step, timeEvents, fired));
       PetscCall(startSides(fired));
     } else {
@@ -454,9 +460,13 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     // integrator's proposal. The step grid then does not move with event times, so an event
     // time enters the computed trajectory only through the two steps next to it (what the
     // discrete event derivative differentiates).
+    // The remainder of a step cut by an event is always taken, however short (it is longer
+    // than the location window above): skipping it would shift the grid after the event with
+    // the event time, which the event derivative does not differentiate. Other remainders
+    // (a stop within 1e-10 h of a step point) are round-off of the grid and are skipped.
     const PetscReal intendedH = aimsAtStop && hFull == h ? std::max(h, hWanted) : hFull;
     const PetscReal remainder = start_.t + intendedH - ts_->ptime;
-    if (remainder > 1e-10 * intendedH) {
+    if (remainder > (eventInside ? 0 : 1e-10 * intendedH)) {
       hnext = remainder;
       resumeH = hProposal;
     } else hnext = hProposal;

@@ -64,6 +64,10 @@ public:
   TS ts() const { return ts_; }
   const EngineOptions &options() const { return opt_; }
   Dynamics &dynamics() { return dyn_; }
+  // While transitions are applied: whether their instant was located strictly inside the step
+  // that ends there, so that a remainder step follows up to the grid point that step aimed at
+  // (false: the instant is the end of an uncut step — a step point or a stop).
+  bool transitionsCutStep() const { return transitionsCutStep_; }
   GuardEvaluator &guards() { return guards_; }
 
 private:
@@ -102,6 +106,7 @@ private:
   Vec uStart_ = nullptr, udot_ = nullptr;
   StepStart start_;
   PetscReal currentH_ = 0;
+  bool transitionsCutStep_ = false;
   std::vector<PetscScalar> gStart_, rateStart_;
   std::vector<int> sideStart_;
 };

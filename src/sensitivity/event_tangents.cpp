@@ -20,6 +20,7 @@ PetscErrorCode EventTangents::transitionApplied(const EventRecord &r) {
   const auto &log = engine_.log().records();
   if (log.size() == 1) clear();  // a new run
   data_.resize(log.size());
+  data_.back().cutStep = engine_.transitionsCutStep();
   if (r.orderAtInstant != 0) PetscFunctionReturn(0);
   // The integrator's last step ends here (it still holds that step's stages).
   EventTangent &e = data_.back();
@@ -46,6 +47,7 @@ PetscErrorCode EventTangents::stepAccepted(PetscInt step, PetscReal tprev, Petsc
   if (log.empty() || log.back().step != step - 1 || log.back().time != tprev) PetscFunctionReturn(0);
   const EventRecord &last = log.back();
   EventTangent &e = data_[log.size() - 1];
+  if (!e.cutStep) PetscFunctionReturn(0);  // at the end of an uncut step: the left derivative (see header)
   PetscInt ns;
   Vec *Y, X;
   StepDirection startMoves;  // the start moves with τ, the end stays: δu = u̇⁺, δt = 1, δh = −1

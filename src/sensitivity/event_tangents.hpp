@@ -6,6 +6,17 @@
 //      δ = ∂X/∂t_start|_{t_end fixed} + X_u u̇⁺,   δq_k = ∂q_k/∂t_start + (quadrature tangent of u̇⁺) + r⁺_k,
 //    which replaces the continuous −u̇⁺ τ_p (and −r⁺ τ_p) the jump applies at the event:
 //    forward S_{n+1} += δ τ_p, dq_k += δq_k τ_p; adjoint s += δᵀλ_{n+1} + δq_k.
+//    Only when the step after is a remainder step, whose end (a grid point or a stop) stays put
+//    when τ moves. An event at the end of an uncut step (a guard located at a step point or a
+//    stop, within the location tolerance, or a time event on the step grid: EventRecord::
+//    onStepGrid) sits where the computed trajectory has a kink: an event just
+//    before the point ends a cut step (∂X/∂h of it) followed by a remainder step that vanishes
+//    with the distance; just after, it ends a step of vanishing size (∂X/∂h → u̇⁻) followed by
+//    a remainder of a whole step. The two one-sided derivatives differ by O(h^order). Such an
+//    event gets the left one, the limit of events just before the point: ∂X/∂h of the step
+//    that ended there and no correction (the vanishing remainder's δ and δq_k tend to 0:
+//    X_u u̇⁺ − ∂X/∂h → u̇⁺ − u̇⁺, ∂q/∂h·(−1) + r⁺ → 0), the step after starting at a fixed point.
+//    (Its ∂X/∂h with the correction of the next step would be neither one-sided derivative.)
 // Both sweeps read the same records, so they stay transposes of each other.
 // Registered before the sensitivity observers: their stepAccepted sees this step's record.
 #pragma once
@@ -22,6 +33,7 @@ struct EventTangent {
   std::vector<PetscScalar> endQuadrature; // ∂q_k/∂h
   Vec nextCorrection = nullptr;           // δ (last transition at the instant, if a step follows)
   std::vector<PetscScalar> nextQuadrature; // δq_k
+  bool cutStep = false;                   // the event was located strictly inside its step
 };
 
 class EventTangents : public EngineObserver {

@@ -61,8 +61,8 @@ PetscErrorCode centralDifferences(Solver &solver, const std::vector<PetscInt> &i
 // For each parameter, the side on which the computed objective is differentiated: 0 where it is
 // smooth (central differences), +1 / -1 where the parameter moves a time event that sits on the
 // step grid (a kink: the one-sided derivatives differ by O(h)). There the library returns the
-// derivative for a later event, so the differences move p_j in the direction that delays the
-// event. A parameter that moves such events in opposite directions has no one-sided difference
+// derivative for an earlier event (the left one in the event time), so the differences move p_j
+// in the direction that advances the event. A parameter that moves such events in opposite directions has no one-sided difference
 // to compare with: an error, not a guess.
 static PetscErrorCode kinkSides(Solver &solver, std::vector<int> &side) {
   const HybridModel &model = solver.model();
@@ -75,7 +75,7 @@ static PetscErrorCode kinkSides(Solver &solver, std::vector<int> &side) {
     const TimeEventInfo info = model.timeEvent(r.id.index, p);
     for (size_t j = 0; j < info.dtime_dp.size() && j < p.size(); ++j) {
       if (info.dtime_dp[j] == 0) continue;
-      const int s = info.dtime_dp[j] > 0 ? 1 : -1;
+      const int s = info.dtime_dp[j] > 0 ? -1 : 1;  // the event moves earlier
       PetscCheck(side[j] == 0 || side[j] == s, comm, PETSC_ERR_SUP,
                  "gradient check: parameter %zu moves time events that sit on step points in opposite directions; the computed objective has "
                  "no one-sided derivative to compare with there (move the events off the step grid, e.g. with another -ts_dt)",
@@ -192,7 +192,7 @@ PetscErrorCode checkGradient(Solver &solver, const GradientCheckOptions &opt, Gr
   for (size_t k = 0; k < ncost; ++k)
     for (size_t j = 0; j < np; ++j)
       PetscCall(PetscPrintf(comm, "  %-4zu %-5zu %22.14e %22.14e %22.14e%s\n", k, j, (double)rep.adjoint[k][j], (double)rep.forward[k][j],
-                            (double)rep.finiteDifference[k][j], side[j] ? "  one-sided: moves a time event on the step grid later" : ""));
+                            (double)rep.finiteDifference[k][j], side[j] ? "  one-sided: moves a time event on the step grid earlier" : ""));
   PetscCall(PetscPrintf(comm, "  Taylor remainders (cost 0, along the gradient):"));
   for (size_t i = 0; i < nt; ++i) PetscCall(PetscPrintf(comm, " %.3e", (double)rep.taylorRemainders[i]));
   if (!finite) PetscCall(PetscPrintf(comm, "\n  NaN or Inf in the gradients, differences or Taylor remainders"));

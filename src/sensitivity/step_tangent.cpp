@@ -16,6 +16,7 @@ StepTangent::~StepTangent() {
   VecDestroy(&ru_);
   VecDestroy(&rhs_);
   VecDestroy(&zero_);
+  VecDestroy(&rowScale_);
   for (auto *v : {&k_, &dk_, &dY_})
     for (Vec &x : *v) VecDestroy(&x);
 }
@@ -25,7 +26,7 @@ PetscErrorCode StepTangent::setUp(Vec like) {
   if (J_) PetscFunctionReturn(0);
   PetscCall(MatDuplicate(dyn_.J(), MAT_DO_NOT_COPY_VALUES, &J_));
   PetscCall(MatSetOption(J_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-  for (Vec *v : {&f_, &ft_, &ru_, &rhs_, &zero_}) PetscCall(VecDuplicate(like, v));
+  for (Vec *v : {&f_, &ft_, &ru_, &rhs_, &zero_, &rowScale_}) PetscCall(VecDuplicate(like, v));
   PetscCall(VecZeroEntries(zero_));
   // Direct solves, like the integrator's: the tangent must be exact to round-off.
   PetscCall(KSPCreate(dyn_.comm(), &ksp_));
@@ -59,11 +60,15 @@ PetscErrorCode StepTangent::theta(PetscReal th, PetscReal t, PetscReal h, Vec u,
   KSPConvergedReason reason;
   PetscFunctionBeginUser;
   PetscCall(VecZeroEntries(rhs_));
+  // β[θ f_e + (1−θ) f_s] on the differential rows only: on the algebraic rows it is β times the
+  // step's constraint residual θ g_e + (1−θ) g_s, zero for the exact step (see below).
   if (b != 0) {
     PetscCall(dyn_.rhs(te, X, d, f_));
+    if (dyn_.isDAE()) PetscCall(VecPointwiseMult(f_, dyn_.massDiagonal(), f_));
     PetscCall(VecAXPY(rhs_, b * th, f_));
     if (th < 1) {
       PetscCall(dyn_.rhs(t, u, d, f_));
+      if (dyn_.isDAE()) PetscCall(VecPointwiseMult(f_, dyn_.massDiagonal(), f_));
       PetscCall(VecAXPY(rhs_, b * (1 - th), f_));
     }
   }
@@ -88,6 +93,25 @@ PetscErrorCode StepTangent::theta(PetscReal th, PetscReal t, PetscReal h, Vec u,
   PetscCall(dyn_.rhsJacobian(te, X, d, J_));
   PetscCall(MatScale(J_, -h * th));
   PetscCall(MatDiagonalSet(J_, dyn_.massDiagonal(), ADD_VALUES));
+  // A DAE's algebraic rows divided by hθ. The integrator solves them without h: PETSc's endpoint
+  // theta step is F(X) = M(X − u)/(θh) − f_e − (1−θ)/θ f_s = 0, whose algebraic rows read
+  // θ g_e + (1−θ) g_s = 0. Written, like the differential rows, as h[θ g_e + (1−θ) g_s] = 0 they
+  // scale with h, and for a tiny step (an event just after a step point: the located step; just
+  // before one: the remainder step) M − hθJ has algebraic pivots hθ g_y below LU's zero-pivot
+  // threshold (DIVERGED_PC_FAILED), or nearly so, and the tangent amplifies the round-off of the
+  // right-hand side by 1/h. Divided by hθ they are the derivative of the equations actually
+  // solved: the matrix is the step's Newton matrix (shift M − J, shift = 1/(hθ)) with its
+  // differential rows multiplied by hθ — as well conditioned as the step itself for every h —
+  // and the solution is unchanged in exact arithmetic (a row scaling of the same system).
+  if (dyn_.isDAE()) {
+    const PetscReal inv = 1 / (h * th);
+    PetscCall(VecCopy(dyn_.massDiagonal(), rowScale_));  // 1 on differential rows, 0 on algebraic rows
+    PetscCall(VecShift(rowScale_, -1.0));
+    PetscCall(VecScale(rowScale_, -inv));
+    PetscCall(VecAXPY(rowScale_, 1.0, dyn_.massDiagonal()));  // exactly 1 on differential rows, 1/(hθ) on algebraic rows
+    PetscCall(MatDiagonalScale(J_, rowScale_, nullptr));
+    PetscCall(VecPointwiseMult(rhs_, rhs_, rowScale_));
+  }
   PetscCall(KSPSetOperators(ksp_, J_, J_));
   PetscCall(KSPSolve(ksp_, rhs_, dX));
   PetscCall(KSPGetConvergedReason(ksp_, &reason));

@@ -59,7 +59,7 @@ private:
   TS ts_;
   Mat J_ = nullptr;  // f_u at one point (own copy: the TS's Jacobian and its cache stay untouched)
   KSP ksp_ = nullptr;
-  Vec f_ = nullptr, ft_ = nullptr, ru_ = nullptr, rhs_ = nullptr, zero_ = nullptr;
+  Vec f_ = nullptr, ft_ = nullptr, ru_ = nullptr, rhs_ = nullptr, zero_ = nullptr, rowScale_ = nullptr;
   std::vector<Vec> k_, dk_, dY_;
 };
 
