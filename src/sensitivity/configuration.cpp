@@ -53,6 +53,17 @@ PetscErrorCode checkSensitivityConfiguration(TS ts, const Dynamics &dyn, bool ad
   PetscFunctionBeginUser;
   PetscCall(checkIntegratorConfiguration(ts, dyn, true));
   PetscCall(PetscObjectTypeCompare((PetscObject)ts, TSRK, &isRK));
+  if (!adjoint && !isRK) {
+    // PETSc 3.18's TSForwardStep_Theta treats the endpoint form as two-stage and scales by
+    // 1/(θ − 1): with θ = 1 the tangent becomes NaN (its adjoint step special-cases θ = 1).
+    PetscReal theta;
+    PetscBool endpoint;
+    PetscCall(TSThetaGetTheta(ts, &theta));
+    PetscCall(TSThetaGetEndpoint(ts, &endpoint));
+    PetscCheck(!(endpoint && theta == 1.0), dyn.comm(), PETSC_ERR_SUP,
+               "-ts_theta_theta 1 with -ts_theta_endpoint: PETSc 3.18's forward (tangent-linear) theta step divides by theta - 1; "
+               "use -ts_type beuler (the same method)");
+  }
   if (adjoint && isRK && dyn.numParameters() > 0) {
     PetscInt s;
     const PetscReal *b;
