@@ -110,11 +110,13 @@ PetscErrorCode Engine::startSides(const std::vector<PetscInt> &justFired) {
   // trajectory leaves the surface; checkLeftSurface() refuses it if it leaves in the direction
   // the guard fires (it would fall through the floor unnoticed), and lets it go the other way.
   surface_.assign(guards_.size(), SurfaceStart());
+  bool haveUdot = false;
   for (PetscInt j = 0; j < guards_.size(); ++j) {
     if (!guards_.active(j, dyn_.mode)) continue;
     if (gStart_[j] != 0 && std::find(justFired.begin(), justFired.end(), j) == justFired.end()) continue;
     SurfaceStart &s = surface_[j];
-    PetscCall(dyn_.timeDerivative(ts_->ptime, X, dyn_.mode, udot_));
+    if (!haveUdot) PetscCall(dyn_.timeDerivative(ts_->ptime, X, dyn_.mode, udot_));
+    haveUdot = true;
     PetscCall(guards_.transversality(j, ts_->ptime, X, udot_, dyn_.mode, &s.rate, &s.scale));
     if (std::fabs(s.rate) > opt_.grazingTol * s.scale) continue;
     s.grazing = true;
