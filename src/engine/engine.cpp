@@ -105,6 +105,47 @@ PetscErrorCode Engine::startSides(const std::vector<PetscInt> &justFired) {
     if (guards_.active(j, dyn_.mode)) sideStart_[j] = guardSide(gStart_[j], rateStart_[j], 0.0);
   for (PetscInt j : justFired)
     if (guards_.active(j, dyn_.mode)) sideStart_[j] = guardSide(0.0, rateStart_[j], 0.0);
+  // On its surface (just fired, or exactly zero) with a rate below the grazing threshold — a
+  // ball at rest on the floor: its side is unknown (side 0, so it cannot fire) until the
+  // trajectory leaves the surface; checkLeftSurface() refuses it if it leaves in the direction
+  // the guard fires (it would fall through the floor unnoticed), and lets it go the other way.
+  surface_.assign(guards_.size(), SurfaceStart());
+  bool haveUdot = false;
+  for (PetscInt j = 0; j < guards_.size(); ++j) {
+    if (!guards_.active(j, dyn_.mode)) continue;
+    if (gStart_[j] != 0 && std::find(justFired.begin(), justFired.end(), j) == justFired.end()) continue;
+    SurfaceStart &s = surface_[j];
+    if (!haveUdot) PetscCall(dyn_.timeDerivative(ts_->ptime, X, dyn_.mode, udot_));
+    haveUdot = true;
+    PetscCall(guards_.transversality(j, ts_->ptime, X, udot_, dyn_.mode, &s.rate, &s.scale));
+    if (std::fabs(s.rate) > opt_.grazingTol * s.scale) continue;
+    s.grazing = true;
+    s.t = ts_->ptime;
+    sideStart_[j] = 0;
+  }
+  PetscFunctionReturn(0);
+}
+
+// After a step that started with a guard on its surface at zero rate (startSides): leaving the
+// surface towards the side the guard fires on is a grazing event at the step start.
+PetscErrorCode Engine::checkLeftSurface() {
+  Vec X;
+  std::vector<PetscScalar> g;
+  PetscFunctionBeginUser;
+  bool any = false;
+  for (PetscInt j = 0; j < guards_.size(); ++j) any = any || (guards_.active(j, dyn_.mode) && sideStart_[j] == 0 && surface_[j].grazing);
+  if (!any) PetscFunctionReturn(0);
+  PetscCall(TSGetSolution(ts_, &X));
+  PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, g));
+  for (PetscInt j = 0; j < guards_.size(); ++j) {
+    if (!guards_.active(j, dyn_.mode) || sideStart_[j] != 0 || !surface_[j].grazing || g[j] == 0) continue;
+    const int side = g[j] > 0 ? 1 : -1, dir = guards_.direction(j);
+    PetscCheck(dir != 0 && dir != side, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
+               "Grazing event: guard '%s' sits on its surface at t = %.17g in discrete state %s with time derivative %g (scale %g, "
+               "-hs_grazing_tol %g) and then leaves it in the direction it fires: the event time is not differentiable here",
+               dyn_.model().guardInfo(j).name.c_str(), (double)surface_[j].t, describe(dyn_.mode).c_str(), (double)surface_[j].rate,
+               (double)surface_[j].scale, (double)opt_.grazingTol);
+  }
   PetscFunctionReturn(0);
 }
 
@@ -215,6 +256,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
   PetscCall(TSGetSolution(ts_, &X));
   for (PetscInt k : timeEvents) ids.push_back({EventId::Time, k});
   for (PetscInt j : firedGuards) ids.push_back({EventId::Guard, j});
+  PetscCall(checkTimeIndependence(t, X));
   PetscInt order = 0;
   for (const EventId &id : ids) {
     if (id.kind == EventId::Guard && !guards_.active(id.index, dyn_.mode)) continue;
@@ -265,10 +307,44 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     PetscCall(checkZeno(rec));
     for (auto *o : observers_) PetscCall(o->transitionApplied(rec));
   }
+  PetscCall(checkTimeIndependence(t, X));
   // The integrator must not reuse anything from before the event (FSAL stage, cached Jacobian
   // keyed on time; PETSC-3.18.md §2.7, §9).
   PetscCall(TSRestartStep(ts_));
   ts_->rhsjacobian.time = PETSC_MIN_REAL;
+  PetscFunctionReturn(0);
+}
+
+// A step too small to make progress, or (with fixed steps) to reach the final time within
+// -ts_max_steps, would run for hours or stop at the wrong time: refuse it before the first step.
+// An adaptive controller may grow the step, so only its progress at t0 is checked then.
+PetscErrorCode Engine::checkStepCount(PetscReal h) {
+  TSAdapt adapt;
+  PetscBool fixed;
+  PetscFunctionBeginUser;
+  PetscCheck(t0_ + h > t0_, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_dt %g is below the resolution of the initial time %.17g: the steps would not advance t", (double)h, (double)t0_);
+  PetscCall(TSGetAdapt(ts_, &adapt));
+  PetscCall(PetscObjectTypeCompare((PetscObject)adapt, TSADAPTNONE, &fixed));
+  if (!fixed) PetscFunctionReturn(0);
+  const PetscReal steps = std::ceil((tf_ - t0_) / h), sanity = 1e9;
+  PetscCheck(steps <= ts_->max_steps, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_dt %g needs %g fixed steps from t = %g to the final time %g (-ts_max_time), more than -ts_max_steps %" PetscInt_FMT,
+             (double)h, (double)steps, (double)t0_, (double)tf_, ts_->max_steps);
+  PetscCheck(steps <= sanity, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE,
+             "-ts_dt %g needs %g fixed steps from t = %g to the final time %g (-ts_max_time), more than %g: use a larger -ts_dt "
+             "or an adaptive -ts_adapt_type",
+             (double)h, (double)steps, (double)t0_, (double)tf_, (double)sanity);
+  PetscFunctionReturn(0);
+}
+
+// A model that declares explicitTime() false must not read t. The sensitivities rely on it (∂f/∂t
+// enters every event derivative) and check it at the events they differentiate; a plain run
+// checks it too, at the initial state and around every event instant, so that the declaration
+// is refused before a sensitivity run relies on it.
+PetscErrorCode Engine::checkTimeIndependence(PetscReal t, Vec X) {
+  PetscFunctionBeginUser;
+  if (!dyn_.model().explicitTime()) PetscCall(dyn_.rhsTimeDerivative(t, X, dyn_.mode, udot_));
   PetscFunctionReturn(0);
 }
 
@@ -277,7 +353,8 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   Vec X;
   std::vector<PetscScalar> gEnd, rateEnd;
   PetscFunctionBeginUser;
-  PetscCheck(tf > t0, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE, "final time %g must exceed the initial time %g", (double)tf, (double)t0);
+  PetscCheck(tf > t0, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE, "final time %g (-ts_max_time) must exceed the initial time %g", (double)tf,
+             (double)t0);
   t0_ = t0;
   tf_ = tf;
   log_.clear();
@@ -310,6 +387,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   ts_->rhsjacobian.time = PETSC_MIN_REAL;
   ts_->ptime_prev = t0;
 
+  PetscCall(checkTimeIndependence(t0, X));
   PetscCall(traj_.record(ts_, 0, t0, t0, X, dyn_.mode));
   for (auto *o : observers_) PetscCall(o->stepAccepted(0, t0, t0));
   for (auto *o : observers_) PetscCall(o->instantCompleted(0, t0));
@@ -317,7 +395,8 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
 
   PetscReal hnext;
   PetscCall(TSGetTimeStep(ts_, &hnext));
-  PetscCheck(hnext > 0, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE, "initial time step must be positive (-ts_dt)");
+  PetscCheck(hnext > 0, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE, "initial time step -ts_dt %g must be positive", (double)hnext);
+  PetscCall(checkStepCount(hnext));
   size_t stopIdx = 0;
   PetscReal resumeH = 0;  // step size to return to after finishing an interrupted interval
   while (true) {
@@ -411,6 +490,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     const bool atStop = reachedStop && !eventInside;
     if (!atStop && reachedStop) ts_->ptime = start_.t + currentH_;
 
+    PetscCall(checkLeftSurface());
     // The step is final: advance the TLM, notify, record (U⁻ if an event follows).
     const PetscInt step = ts_->steps;
     if (ts_->forward_solve) {

@@ -75,6 +75,12 @@ private:
     PetscReal time;
     std::vector<PetscInt> timeEvents;  // time events firing at this stop (may be empty)
   };
+  // A guard found on its surface at a step start (startSides) with its rate and rate scale.
+  struct SurfaceStart {
+    bool grazing = false;  // the rate is below -hs_grazing_tol × scale: the side is unknown
+    PetscReal t = 0, scale = 0;
+    PetscScalar rate = 0;
+  };
   struct StepStart {
     PetscReal t = 0, tprevPrev = 0;
     PetscInt steps = 0;
@@ -85,6 +91,9 @@ private:
   PetscErrorCode retakeStep(PetscReal h);
   PetscErrorCode startSides(const std::vector<PetscInt> &justFired);
   PetscErrorCode endRates(std::vector<PetscScalar> &rate);
+  PetscErrorCode checkLeftSurface();
+  PetscErrorCode checkStepCount(PetscReal h);
+  PetscErrorCode checkTimeIndependence(PetscReal t, Vec X);
   PetscErrorCode locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired);
   PetscErrorCode applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &guards);
   PetscErrorCode checkZeno(const EventRecord &r);
@@ -109,6 +118,7 @@ private:
   bool transitionsCutStep_ = false;
   std::vector<PetscScalar> gStart_, rateStart_;
   std::vector<int> sideStart_;
+  std::vector<SurfaceStart> surface_;
 };
 
 } // namespace hybridsens

@@ -182,6 +182,8 @@ PetscErrorCode Solver::solve() {
     }
     jumps_ = std::make_unique<JumpAlgebra>(*dyn_, engine_->guards(), *costEval_, terms, tangents_.get());
   }
+  PetscCall(checkIntegratorConfiguration(ts_, *dyn_, costEval_->anyIntegrand()));
+  if (adjoint_) PetscCall(checkSensitivityConfiguration(ts_, *dyn_, true));  // before the forward run, not after it
   if (forward_) {
     PetscCall(checkSensitivityConfiguration(ts_, *dyn_, false));
     PetscCall(dyn_->setExtraSensitivityColumns((PetscInt)u0Indices_.size(), ts_));

@@ -1,26 +1,68 @@
 #include "sensitivity/configuration.hpp"
 
+#include <initializer_list>
+
 namespace hybridsens {
 
-// Refuse what PETSc 3.18 would silently get wrong (PETSC-3.18.md §6, §8, §9).
-PetscErrorCode checkSensitivityConfiguration(TS ts, const Dynamics &dyn, bool adjoint) {
+static PetscErrorCode typeIsAnyOf(TS ts, std::initializer_list<TSType> types, PetscBool *match) {
+  PetscFunctionBeginUser;
+  *match = PETSC_FALSE;
+  for (TSType t : types)
+    if (!*match) PetscCall(PetscObjectTypeCompare((PetscObject)ts, t, match));
+  PetscFunctionReturn(0);
+}
+
+// The integrator of every run. The engine re-takes steps from a saved start (event location),
+// so only types whose TSStep honours ts->steprollback can be used; the ones listed for plain
+// simulations were verified to converge at their order through impacts with resets. Integral
+// costs, tangents and adjoints read the stages of the theta and RK methods only.
+PetscErrorCode checkIntegratorConfiguration(TS ts, const Dynamics &dyn, bool usesStages) {
   TSType type;
-  PetscBool isRK, isTheta, isBE, isCN;
+  PetscBool stageTypes, plainTypes, isTheta;
   PetscFunctionBeginUser;
   PetscCall(TSGetType(ts, &type));
-  PetscCall(PetscStrcmp(type, TSRK, &isRK));
-  PetscCall(PetscStrcmp(type, TSTHETA, &isTheta));
-  PetscCall(PetscStrcmp(type, TSBEULER, &isBE));
-  PetscCall(PetscStrcmp(type, TSCN, &isCN));
-  PetscCheck(isRK || isTheta || isBE || isCN, dyn.comm(), PETSC_ERR_SUP,
-             "Sensitivities need -ts_type theta, beuler, cn or rk (PETSc 3.18 has no adjoint for '%s')", type);
+  PetscCall(typeIsAnyOf(ts, {TSTHETA, TSBEULER, TSCN, TSRK}, &stageTypes));
+  PetscCall(typeIsAnyOf(ts, {TSEULER, TSSSP, TSBDF, TSARKIMEX, TSROSW, TSALPHA}, &plainTypes));
+  PetscCheck(stageTypes || (plainTypes && !usesStages), dyn.comm(), PETSC_ERR_SUP,
+             "-ts_type %s is not supported%s: use theta (0 < -ts_theta_theta <= 1, -ts_theta_endpoint), beuler, cn or rk%s", type,
+             plainTypes ? " with integral costs or sensitivities" : "",
+             plainTypes ? "" : " (a plain simulation without integral costs or sensitivities also allows euler, ssp, bdf, arkimex, rosw, alpha)");
+  PetscCall(typeIsAnyOf(ts, {TSTHETA, TSBEULER, TSCN}, &isTheta));
   if (isTheta) {
+    // PETSc's theta method is defined for 0 < θ ≤ 1 (θ = 0 divides by zero; its tangent-linear
+    // and adjoint steps, and our step tangent, assume that range).
     PetscReal theta;
     PetscBool endpoint;
     PetscCall(TSThetaGetTheta(ts, &theta));
     PetscCall(TSThetaGetEndpoint(ts, &endpoint));
-    PetscCheck(endpoint || theta == 1.0, dyn.comm(), PETSC_ERR_SUP,
-               "Sensitivities with the midpoint theta method are not supported: use -ts_theta_endpoint");
+    PetscCheck(theta > 0 && theta <= 1, dyn.comm(), PETSC_ERR_ARG_OUTOFRANGE,
+               "-ts_theta_theta %g is out of range: the theta method needs 0 < theta <= 1", (double)theta);
+    // The midpoint form's stage is X(t + θh), not the step's end points: the trapezoidal
+    // quadrature of integral costs and the step tangents at events assume endpoint stages.
+    PetscCheck(!usesStages || endpoint || theta == 1.0, dyn.comm(), PETSC_ERR_SUP,
+               "the midpoint theta method (-ts_theta_theta %g without -ts_theta_endpoint) is not supported with integral costs or "
+               "sensitivities: use -ts_theta_endpoint",
+               (double)theta);
+  }
+  PetscFunctionReturn(0);
+}
+
+// Refuse what PETSc 3.18 would silently get wrong with tangents or adjoints.
+PetscErrorCode checkSensitivityConfiguration(TS ts, const Dynamics &dyn, bool adjoint) {
+  PetscBool isRK;
+  PetscFunctionBeginUser;
+  PetscCall(checkIntegratorConfiguration(ts, dyn, true));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ts, TSRK, &isRK));
+  if (!adjoint && !isRK) {
+    // PETSc 3.18's TSForwardStep_Theta treats the endpoint form as two-stage and scales by
+    // 1/(θ − 1): with θ = 1 the tangent becomes NaN (its adjoint step special-cases θ = 1).
+    PetscReal theta;
+    PetscBool endpoint;
+    PetscCall(TSThetaGetTheta(ts, &theta));
+    PetscCall(TSThetaGetEndpoint(ts, &endpoint));
+    PetscCheck(!(endpoint && theta == 1.0), dyn.comm(), PETSC_ERR_SUP,
+               "-ts_theta_theta 1 with -ts_theta_endpoint: PETSc 3.18's forward (tangent-linear) theta step divides by theta - 1; "
+               "use -ts_type beuler (the same method)");
   }
   if (adjoint && isRK && dyn.numParameters() > 0) {
     PetscInt s;
