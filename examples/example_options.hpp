@@ -30,6 +30,7 @@ struct RealDomain {
 inline RealDomain anyReal() { return {}; }
 inline RealDomain positive() { return {0, std::numeric_limits<PetscReal>::infinity(), false, true}; }
 inline RealDomain nonNegative() { return {0, std::numeric_limits<PetscReal>::infinity(), true, true}; }
+inline RealDomain notBelow(PetscReal lo) { return {lo, std::numeric_limits<PetscReal>::infinity(), true, true}; }
 inline RealDomain closedInterval(PetscReal lo, PetscReal hi) { return {lo, hi, true, true}; }
 inline RealDomain halfOpenInterval(PetscReal lo, PetscReal hi) { return {lo, hi, true, false}; }  // [lo, hi)
 inline RealDomain openInterval(PetscReal lo, PetscReal hi) { return {lo, hi, false, false}; }

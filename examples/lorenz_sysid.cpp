@@ -243,6 +243,7 @@ static PetscErrorCode fit(Solver &solver, const std::vector<PetscReal> &q0, cons
   hybridsens::TaoProblem problem(solver);
   PetscCall(problem.attach(tao, gradient, hessian, std::string(name) == "newton"));  // -hs_tao_* steer the Newton fit
   PetscCall(TaoSetFromOptions(tao));
+  PetscCall(checkTaoType(tao));  // -<fit>_tao_type: only methods fed by an objective, its gradient (and Hessian)
   const auto t0 = std::chrono::steady_clock::now();
   PetscCall(TaoSolve(tao));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
