@@ -3,6 +3,7 @@
 // name when the value is not one the model can take:
 //   - a missing value (`-areas` at the end of the line; PETSc's PetscOptionsInt/Real would keep
 //     the default and report the option as not set);
+//   - text that is not a number or a truth value (PETSc refuses it without naming the option);
 //   - NaN or Inf (PetscOptionsReal parses "nan" and "inf" like any number);
 //   - a number outside the parameter's physical domain (a negative inertia, a restitution > 1);
 //   - an integer beyond PetscInt (PETSc 3.18 converts the text with strtol and then casts to
@@ -67,6 +68,20 @@ inline PetscErrorCode rawValue(PetscOptionItems *PetscOptionsObject, const char 
   PetscFunctionReturn(0);
 }
 
+// PETSc's own error for text that is not a number ("Input string abc has no numeric value")
+// does not say which option: parse it first and name the option.
+template <class T>
+inline PetscErrorCode checkParses(PetscOptionItems *PetscOptionsObject, const char *name, const char *text, const char *help,
+                                  PetscErrorCode (*parse)(const char[], T *), const char *what) {
+  T parsed;
+  PetscFunctionBeginUser;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
+  const PetscErrorCode ierr = parse(text, &parsed);
+  PetscCall(PetscPopErrorHandler());
+  PetscCheck(!ierr, PetscOptionsObject->comm, PETSC_ERR_ARG_WRONG, "Option %s %s: not %s (%s)", spelled(PetscOptionsObject, name).c_str(), text, what, help);
+  PetscFunctionReturn(0);
+}
+
 // A real option in the block, within domain; *value holds the default on entry.
 inline PetscErrorCode realOption(PetscOptionItems *PetscOptionsObject, const char *name, const char *help, PetscReal *value,
                                  const RealDomain &domain = anyReal(), PetscBool *set = nullptr) {
@@ -74,6 +89,7 @@ inline PetscErrorCode realOption(PetscOptionItems *PetscOptionsObject, const cha
   PetscBool given;
   PetscFunctionBeginUser;
   PetscCall(rawValue(PetscOptionsObject, name, text, sizeof text, &given));
+  if (given) PetscCall(checkParses<PetscReal>(PetscOptionsObject, name, text, help, PetscOptionsStringToReal, "a number"));
   PetscCall(PetscOptionsReal(name, help, "", *value, value, set));
   if (!given) PetscFunctionReturn(0);  // the default: the program's own choice
   const std::string opt = spelled(PetscOptionsObject, name);
@@ -92,6 +108,7 @@ inline PetscErrorCode intOption(PetscOptionItems *PetscOptionsObject, const char
   PetscBool given;
   PetscFunctionBeginUser;
   PetscCall(rawValue(PetscOptionsObject, name, text, sizeof text, &given));
+  if (given) PetscCall(checkParses<PetscInt>(PetscOptionsObject, name, text, help, PetscOptionsStringToInt, "an integer"));
   PetscCall(PetscOptionsInt(name, help, "", *value, value, set));
   if (!given) PetscFunctionReturn(0);
   const std::string opt = spelled(PetscOptionsObject, name);
@@ -126,16 +143,10 @@ inline PetscErrorCode stringOption(PetscOptionItems *PetscOptionsObject, const c
 // that is not a truth value ("Unknown logical value: maybe") does not say which option.
 inline PetscErrorCode boolOption(PetscOptionItems *PetscOptionsObject, const char *name, const char *help, PetscBool *value, PetscBool *set = nullptr) {
   char text[256] = "";
-  PetscBool given, parsed;
+  PetscBool given;
   PetscFunctionBeginUser;
   PetscCall(PetscOptionsGetString(PetscOptionsObject->options, PetscOptionsObject->prefix, name, text, sizeof text, &given));
-  if (given && text[0]) {
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr));
-    const PetscErrorCode ierr = PetscOptionsStringToBool(text, &parsed);
-    PetscCall(PetscPopErrorHandler());
-    PetscCheck(!ierr, PetscOptionsObject->comm, PETSC_ERR_ARG_WRONG, "Option %s %s: not a truth value (true, false, 1, 0, yes, no) (%s)",
-               spelled(PetscOptionsObject, name).c_str(), text, help);
-  }
+  if (given && text[0]) PetscCall(checkParses<PetscBool>(PetscOptionsObject, name, text, help, PetscOptionsStringToBool, "a truth value (true, false, 1, 0, yes, no)"));
   PetscCall(PetscOptionsBool(name, help, "", *value, value, set));
   PetscFunctionReturn(0);
 }
