@@ -41,6 +41,8 @@
 //       cost            d/dq0             d/de         d/du0[0]         d/du0[1]
 //       psi   3.016995023e+01  5.123907384e+02  3.016995023e+01 -9.968421547e-01
 //   (u0[0] = q(0), u0[1] = v(0); with -hs_adjoint also the adjoint table and their difference)
+// Options: -q0 (initial height, > 0), -e (restitution, in [0, 1]); -help lists them with their
+// defaults, and a value outside its domain is refused by name.
 // Prints each impact (time, modes, q⁻, v⁻, v⁺), the final state and, with -hs_forward, the
 // objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>

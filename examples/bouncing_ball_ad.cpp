@@ -9,6 +9,8 @@
 //   ψ = q(T) + ∫₀ᵀ v² dt;  p = (q0, e) = (10, 0.8);  RK4, dt = 0.01, T = 5.
 // Built only when the AD component is enabled (Trilinos Sacado found).
 //
+// Options as bouncing_ball: -q0 (> 0), -e (in [0, 1]).
+//
 // Run:
 //   build/examples/bouncing_ball_ad -hs_forward -hs_adjoint
 //   build/examples/bouncing_ball_ad -hs_check_gradient

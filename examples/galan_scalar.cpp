@@ -37,6 +37,7 @@
 //     forward sensitivities:
 //       cost             d/dp         d/du0[0]
 //       G    -2.311953107e+00  1.249710602e+00
+// Options: -p (the switching level, any finite number; -help lists it with its default).
 // Prints each event (time, guard, modes, state x at the event), the final state and, with
 // -hs_forward, the objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>

@@ -57,7 +57,8 @@
 //     then  python3 scripts/plot_hysteresis.py traj.csv adj.csv hysteresis.png
 //   build/examples/hysteresis_oscillator -dae -hs_forward -hs_adjoint      (index-1 DAE, CN)
 //   mpiexec -n 2 build/examples/hysteresis_oscillator -hs_adjoint
-// Options: -ka -kb -alpha -beta (parameters), -dae, -hs_summary FILE, -trajectory_csv FILE
+// Options (-help lists them with their defaults): -ka -kb -alpha -beta (parameters; k_a > 0,
+// k_a > k_b, alpha > 0), -dae, -hs_summary FILE, -trajectory_csv FILE
 // (t, ξ, u, v, u*, z*, z and, with -hs_forward, du/dp_j, dz/dp_j after every step),
 // -adjoint_csv FILE (t, kind, λ of G for (u, v, u*, z*) at every step boundary of the reverse
 // sweep, on both sides of every reversal).

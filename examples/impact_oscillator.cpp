@@ -46,7 +46,9 @@
 //   build/examples/impact_oscillator -F 0 -F0 1 -ts_max_time 20 -hs_max_events 30
 //   build/examples/impact_oscillator -F 0.6 -omega 1 -F0 1 -ts_max_time 40 -stick_velocity 1e-2 -hs_adjoint
 //   mpiexec -n 2 build/examples/impact_oscillator -hs_adjoint
-// Options: -delta -e -k -x0 (parameters), -c -F -omega -F0 -v0 -stick_velocity, -hs_summary FILE.
+// Options (-help lists them with their defaults): -delta -e -k -x0 (parameters; e in [0, 1],
+// k >= 0, x0 < delta), -c -F -omega -F0 -v0 -stick_velocity (c, omega, stick_velocity >= 0),
+// -hs_summary FILE.
 // Prints the impacts (time, v⁻, v⁺) and releases, the costs and the gradient tables.
 #include <hybridsens/hybridsens.hpp>
 

@@ -29,7 +29,9 @@
 //   build/examples/lorenz_sysid -check_truth                      # ∇²J(q*) vs 2 Σ SᵀS
 //   build/examples/lorenz_sysid -fit none -hs_hessian -hs_adjoint -hs_summary s.json   # derivatives at q0
 //   build/examples/lorenz_sysid -fit none -hs_check_hessian      # Hessian vs FD of adjoint gradients at q0
-// -fit takes all (default), none, or a comma-separated list (newton,blmvm). Defaults: RK4,
+// -fit takes all (default), none, or a comma-separated list (newton,blmvm; an unknown name is
+// refused); -<fit>_tao_type chooses another TAO method (one that an objective, its gradient
+// and, for newton, its Hessian can feed: hybridsens::checkTaoType names them). Defaults: RK4,
 // dt = 1e-3 (-ts_type, -ts_dt apply). Prints the table; -fit_summary FILE writes the fits as JSON.
 #include <hybridsens/hybridsens.hpp>
 

@@ -36,7 +36,8 @@
 //   build/examples/sample_and_hold -hs_check_gradient
 //   build/examples/sample_and_hold -hs_forward -hs_test_memory_partial_derivative   (wrong on purpose)
 //   mpiexec -n 2 build/examples/sample_and_hold -hs_adjoint
-// Options: -a -k -delta -x0 (parameters), -w (effort weight), -hs_summary FILE.
+// Options (-help lists them with their defaults): -a -k -delta -x0 (parameters; delta > 0),
+// -w (effort weight, >= 0), -hs_summary FILE.
 // Prints every sample (time, guard, x⁻ = new m, ẋ⁻), the costs and the gradient tables
 // (parameters, then d/du0[0] = d/dx(0) and d/du0[1] = d/dm(0)).
 #include <hybridsens/hybridsens.hpp>

@@ -67,7 +67,10 @@
 // iteration. (t_cl = 0.2 is a grid point at dt = 0.01: J is then only one-sidedly differentiable
 // in t_cl, so check dJ/dt_cl at a step that does not put it on the grid, e.g. the default.)
 //
-// Options (besides all -ts_*, -tao_*, -hs_* options):
+// Options (besides all -ts_*, -tao_*, -hs_* options; -help lists them with their defaults; a
+// value outside its domain — H, P_max, t_f, the FD step <= 0, D or sigma < 0 — is refused by
+// name; -tao_type takes the bound-constrained methods fed by objective and gradient: blmvm,
+// bqnls, bncg, bqnkls, bqnktr, bqnktl):
 //   -Pm <1.06> -tcl <0.2> -tf <0.1>       start value of P_m, clearing time, fault time
 //   -Inertia <5> -D <5> -Pmax <E V / X>   machine data (option names as ex3opt; -Pmax applies
 //                                         before and after the fault — in ex3opt it only changes

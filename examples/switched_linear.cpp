@@ -19,6 +19,7 @@
 //   build/examples/switched_linear -p0 2.5 -ts_max_time 0.2 -ts_monitor
 //   build/examples/switched_linear -hs_forward          (gradients of x(T) w.r.t. p and u0)
 //   build/examples/switched_linear -hs_adjoint -hs_forward   (discrete adjoint, compared)
+// Options: -p0, -p1 (the switching slopes, finite; -help lists them with their defaults).
 // Prints the event list, the final state and, with -hs_forward, the gradient table.
 #include <hybridsens/hybridsens.hpp>
 

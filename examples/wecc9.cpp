@@ -138,6 +138,8 @@
 // -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py),
 // -wecc9_terminal_cost, -wecc9_integral_cost, -wecc9_sensitivities FILE (needs -hs_forward),
 // -wecc9_adjoint FILE (needs -hs_adjoint), -wecc9_sensitivity_rows e1,e2,...
+// -help lists them with their defaults; a value outside its domain (-areas >= 1, -rfault, time
+// constants T1, T3, gains KA, magnitudes Vm and droops R > 0, -eta >= 1, ...) is refused by name.
 //   build/examples/wecc9 -hs_forward -hs_adjoint -wecc9_terminal_cost VR1,VR2,VR3 -wecc9_integral_cost dw3
 //     -wecc9_states s.csv -hs_summary s.json -wecc9_sensitivities sens.csv -wecc9_adjoint adj.csv
 //   python3 scripts/plot_wecc9.py s.csv s.json --sensitivities sens.csv --adjoint adj.csv

@@ -72,7 +72,9 @@
 //   the repaired gradient is still 3.0e-5–3.7e-5 (0.3–0.7 %) off, not isolated further (λ passed
 //   unchanged through the algebraic re-solves is a candidate).
 //
-// Options (besides all -ts_*, -tao_*, -hs_* options):
+// Options (besides all -ts_*, -tao_*, -hs_* options; -help lists them with their defaults; a
+// value outside its domain is refused by name; -tao_type takes the bound-constrained methods fed
+// by objective and gradient: blmvm, bqnls, bncg, bqnkls, bqnktr, bqnktl):
 //   -P1 <0.69> -P2 <1.59> -P3 <0.69>      start dispatch
 //   -pg_min <0.5> -pg_max <2>             bounds of every P_g
 //   -frequ <61> -freql <59> -pow <2>      frequency band (Hz) and exponent (integer >= 2)
