@@ -110,6 +110,7 @@ CASES = [
     Case("wecc9_areas_zero", "wecc9", ["-areas", "0"] + SHORT, error=named("-areas", r"must be 1\.\.")),
     # 2^32 + 1 used to be read as 1 area.
     Case("wecc9_areas_overflow", "wecc9", ["-areas", "4294967297"] + SHORT, error=named("-areas", OVERFLOW)),
+    Case("wecc9_areas_overflow_2_ranks", "wecc9", ["-areas", "4294967297"] + SHORT, error=named("-areas", OVERFLOW), np=2),
     Case("wecc9_areas_missing_value", "wecc9", ["-areas"], error=named("-areas", MISSING)),
     Case("wecc9_param_areas_zero", "wecc9", ["-param_areas", "0"] + SHORT, error=named("-param_areas", r"must be 1\.\.1")),
     Case("wecc9_param_areas_above_areas", "wecc9", ["-areas", "2", "-param_areas", "3"] + SHORT, error=named("-param_areas", r"must be 1\.\.2")),
