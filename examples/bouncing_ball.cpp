@@ -41,11 +41,15 @@
 //       cost            d/dq0             d/de         d/du0[0]         d/du0[1]
 //       psi   3.016995023e+01  5.123907384e+02  3.016995023e+01 -9.968421547e-01
 //   (u0[0] = q(0), u0[1] = v(0); with -hs_adjoint also the adjoint table and their difference)
+// Options: -q0 (initial height, > 0), -e (restitution, in [0, 1]); -help lists them with their
+// defaults, and a value outside its domain is refused by name.
 // Prints each impact (time, modes, q⁻, v⁻, v⁺), the final state and, with -hs_forward, the
 // objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
+
+#include "example_options.hpp"
 
 using namespace hybridsens;
 
@@ -243,16 +247,21 @@ int main(int argc, char **argv) {
     HeightPlusKinetic psi;
     solver.addCost(psi);
     std::vector<PetscReal> p = model.defaultParameters();
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-q0", &p[0], nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-e", &p[1], nullptr));
-    PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
     TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "Bouncing ball options", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-q0", "initial height of the ball above the floor", &p[0], examples::positive()));
+    // e = 0 is in the domain (a plastic impact): the ball then rests on the floor, on its guard,
+    // after the first impact; refusing that state is the engine's business, not this check's.
+    PetscCall(examples::realOption(PetscOptionsObject, "-e", "coefficient of restitution", &p[1], examples::closedInterval(0, 1)));
+    PetscOptionsEnd();
+    PetscCall(solver.setParameters(p));
     PetscCall(TSSetType(ts, TSRK));
     PetscCall(TSRKSetType(ts, TSRK4));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
-    PetscCall(solver.setFromOptions());  // command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bouncing_ball: q0 = %g, e = %g, %zu impacts\n", (double)p[0], (double)p[1],

@@ -9,6 +9,8 @@
 //   ψ = q(T) + ∫₀ᵀ v² dt;  p = (q0, e) = (10, 0.8);  RK4, dt = 0.01, T = 5.
 // Built only when the AD component is enabled (Trilinos Sacado found).
 //
+// Options as bouncing_ball: -q0 (> 0), -e (in [0, 1]).
+//
 // Run:
 //   build/examples/bouncing_ball_ad -hs_forward -hs_adjoint
 //   build/examples/bouncing_ball_ad -hs_check_gradient
@@ -16,6 +18,8 @@
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
+
+#include "example_options.hpp"
 
 using namespace hybridsens;
 
@@ -70,16 +74,21 @@ int main(int argc, char **argv) {
     HeightPlusKinetic psi;
     solver.addCost(psi);
     std::vector<PetscReal> p = model.defaultParameters();
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-q0", &p[0], nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-e", &p[1], nullptr));
-    PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
     TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "Bouncing ball (AD) options", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-q0", "initial height of the ball above the floor", &p[0], examples::positive()));
+    // e = 0 is in the domain (a plastic impact): the ball then rests on the floor, on its guard,
+    // after the first impact; refusing that state is the engine's business, not this check's.
+    PetscCall(examples::realOption(PetscOptionsObject, "-e", "coefficient of restitution", &p[1], examples::closedInterval(0, 1)));
+    PetscOptionsEnd();
+    PetscCall(solver.setParameters(p));
     PetscCall(TSSetType(ts, TSRK));
     PetscCall(TSRKSetType(ts, TSRK4));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
-    PetscCall(solver.setFromOptions());  // command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bouncing_ball_ad: q0 = %g, e = %g, %zu impacts\n", (double)p[0], (double)p[1],

@@ -37,11 +37,14 @@
 //     forward sensitivities:
 //       cost             d/dp         d/du0[0]
 //       G    -2.311953107e+00  1.249710602e+00
+// Options: -p (the switching level, any finite number; -help lists it with its default).
 // Prints each event (time, guard, modes, state x at the event), the final state and, with
 // -hs_forward, the objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
+
+#include "example_options.hpp"
 
 using namespace hybridsens;
 
@@ -165,15 +168,18 @@ int main(int argc, char **argv) {
     IntegralOfX G;
     solver.addCost(G);
     std::vector<PetscReal> p = model.defaultParameters();
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-p", &p[0], nullptr));
-    PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
     TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "Scalar hybrid ODE options", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-p", "switching level p of the guard x^3 - 5x^2 + 7x = p", &p[0]));
+    PetscOptionsEnd();
+    PetscCall(solver.setParameters(p));
     PetscCall(TSSetType(ts, TSRK));
     PetscCall(TSRKSetType(ts, TSRK4));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
-    PetscCall(solver.setFromOptions());  // command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "galan_scalar: p = %g, %zu events\n", (double)p[0], solver.events().size()));

@@ -57,7 +57,8 @@
 //     then  python3 scripts/plot_hysteresis.py traj.csv adj.csv hysteresis.png
 //   build/examples/hysteresis_oscillator -dae -hs_forward -hs_adjoint      (index-1 DAE, CN)
 //   mpiexec -n 2 build/examples/hysteresis_oscillator -hs_adjoint
-// Options: -ka -kb -alpha -beta (parameters), -dae, -hs_summary FILE, -trajectory_csv FILE
+// Options (-help lists them with their defaults): -ka -kb -alpha -beta (parameters; k_a > 0,
+// k_a > k_b, alpha > 0), -dae, -hs_summary FILE, -trajectory_csv FILE
 // (t, ξ, u, v, u*, z*, z and, with -hs_forward, du/dp_j, dz/dp_j after every step),
 // -adjoint_csv FILE (t, kind, λ of G for (u, v, u*, z*) at every step boundary of the reverse
 // sweep, on both sides of every reversal).
@@ -65,6 +66,8 @@
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
+
+#include "example_options.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -365,19 +368,34 @@ static PetscErrorCode openOnRankZero(const char *path, FILE **f) {
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Hysteretic oscillator with memory (seed 000 §5.2) with hybridsens.\n"));
   {
+    // -dae shapes the model, which exists before the Solver and its TS: it is read without the
+    // TS's options prefix (the TS has none in this example).
     PetscBool dae = PETSC_FALSE;
-    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-dae", &dae, nullptr));
+    PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "Hysteretic oscillator: model form", "");
+    PetscCall(examples::boolOption(PetscOptionsObject, "-dae", "index-1 DAE form with the stress as an algebraic state", &dae));
+    PetscOptionsEnd();
     HysteresisOscillator model(dae);
     Solver solver(model);
     DeformationMeasure G;
     solver.addCost(G);
     std::vector<PetscReal> p = model.defaultParameters();
-    const char *names[4] = {"-ka", "-kb", "-alpha", "-beta"};
-    for (int j = 0; j < 4; ++j) PetscCall(PetscOptionsGetReal(nullptr, nullptr, names[j], &p[j], nullptr));
-    PetscCheck(p[0] > p[1] && p[2] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "the stress law needs k_a > k_b and alpha > 0");
-    PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
     TS ts = solver.ts();
+    const char *prefix;
+    char trajectoryPath[PETSC_MAX_PATH_LEN] = "", adjointPath[PETSC_MAX_PATH_LEN] = "";
+    PetscBool writeTrajectory = PETSC_FALSE, writeAdjoint = PETSC_FALSE;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "Hysteretic oscillator options", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-ka", "initial stiffness k_a of the stress law", &p[0], examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-kb", "post-yield stiffness k_b of the stress law", &p[1]));
+    PetscCall(examples::realOption(PetscOptionsObject, "-alpha", "transition rate alpha of the stress law", &p[2], examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-beta", "nonlinear hardening beta of the stress law", &p[3]));
+    PetscCall(examples::stringOption(PetscOptionsObject, "-trajectory_csv", "write the trajectory (and its sensitivities) to this CSV file",
+                                     trajectoryPath, sizeof trajectoryPath, &writeTrajectory));
+    PetscCall(examples::stringOption(PetscOptionsObject, "-adjoint_csv", "write the adjoint of G at every reverse step to this CSV file",
+                                     adjointPath, sizeof adjointPath, &writeAdjoint));
+    PetscOptionsEnd();
+    PetscCheck(p[0] > p[1], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "the stress law needs -ka > -kb (got %g <= %g)", (double)p[0], (double)p[1]);
+    PetscCall(solver.setParameters(p));
     if (dae) PetscCall(TSSetType(ts, TSCN));  // a DAE needs an implicit method
     else {
       PetscCall(TSSetType(ts, TSRK));
@@ -386,14 +404,11 @@ int main(int argc, char **argv) {
     PetscCall(TSSetTimeStep(ts, 1e-3));
     PetscCall(TSSetMaxTime(ts, 10.0));
     PetscCall(TSSetMaxSteps(ts, 10000000));
-    PetscCall(solver.setFromOptions());  // command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
 
-    char path[PETSC_MAX_PATH_LEN];
-    PetscBool flg;
     TrajectoryWriter traj{nullptr, &solver, &model};
-    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-trajectory_csv", path, sizeof(path), &flg));
-    if (flg) {
-      PetscCall(openOnRankZero(path, &traj.file));
+    if (writeTrajectory) {
+      PetscCall(openOnRankZero(trajectoryPath, &traj.file));
       if (traj.file) {
         std::fprintf(traj.file, "t,xi,u,v,ustar,zstar,z");
         if (solver.forwardSensitivities()) std::fprintf(traj.file, ",du_dka,du_dkb,du_dalpha,du_dbeta,dz_dka,dz_dkb,dz_dalpha,dz_dbeta");
@@ -402,9 +417,8 @@ int main(int argc, char **argv) {
       PetscCall(TSMonitorSet(ts, TrajectoryWriter::monitor, &traj, nullptr));
     }
     FILE *adjFile = nullptr;
-    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-adjoint_csv", path, sizeof(path), &flg));
-    if (flg) {
-      PetscCall(openOnRankZero(path, &adjFile));
+    if (writeAdjoint) {
+      PetscCall(openOnRankZero(adjointPath, &adjFile));
       if (adjFile) std::fprintf(adjFile, "t,kind,lambda_u,lambda_v,lambda_ustar,lambda_zstar\n");
       const PetscInt shown[4] = {model.U, model.V, model.USTAR, model.ZSTAR};
       solver.setAdjointMonitor([adjFile, shown](const AdjointSample &s) -> PetscErrorCode {

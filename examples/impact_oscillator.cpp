@@ -46,11 +46,15 @@
 //   build/examples/impact_oscillator -F 0 -F0 1 -ts_max_time 20 -hs_max_events 30
 //   build/examples/impact_oscillator -F 0.6 -omega 1 -F0 1 -ts_max_time 40 -stick_velocity 1e-2 -hs_adjoint
 //   mpiexec -n 2 build/examples/impact_oscillator -hs_adjoint
-// Options: -delta -e -k -x0 (parameters), -c -F -omega -F0 -v0 -stick_velocity, -hs_summary FILE.
+// Options (-help lists them with their defaults): -delta -e -k -x0 (parameters; e in [0, 1],
+// k >= 0, x0 < delta), -c -F -omega -F0 -v0 -stick_velocity (c, omega, stick_velocity >= 0),
+// -hs_summary FILE.
 // Prints the impacts (time, v⁻, v⁺) and releases, the costs and the gradient tables.
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
+
+#include "example_options.hpp"
 
 #include <cmath>
 
@@ -315,13 +319,18 @@ public:
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Forced impact oscillator (velocity resets at a stop) with hybridsens.\n"));
   {
+    // The fixed data shape the model, which exists before the Solver and its TS: they are read
+    // without the TS's options prefix (the TS has none in this example).
     ImpactOscillatorSettings set;
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-c", &set.damping, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-F", &set.force, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-omega", &set.omega, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-F0", &set.constantForce, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-v0", &set.v0, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-stick_velocity", &set.stickVelocity, nullptr));
+    PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "Impact oscillator: fixed data", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-c", "damping c", &set.damping, examples::nonNegative()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-F", "amplitude F of the forcing F cos(omega t)", &set.force));
+    PetscCall(examples::realOption(PetscOptionsObject, "-omega", "angular frequency omega of the forcing", &set.omega, examples::nonNegative()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-F0", "constant force F0", &set.constantForce));
+    PetscCall(examples::realOption(PetscOptionsObject, "-v0", "initial velocity v(0)", &set.v0));
+    PetscCall(examples::realOption(PetscOptionsObject, "-stick_velocity", "an impact slower than this sticks the mass to the stop (0: never)",
+                                   &set.stickVelocity, examples::nonNegative()));
+    PetscOptionsEnd();
     ImpactOscillator model(set);
     Solver solver(model);
     FinalEnergy energy;
@@ -329,19 +338,24 @@ int main(int argc, char **argv) {
     solver.addCost(energy);
     solver.addCost(meanSquare);
     std::vector<PetscReal> p = model.defaultParameters();
-    const char *names[4] = {"-delta", "-e", "-k", "-x0"};
-    for (int j = 0; j < 4; ++j) PetscCall(PetscOptionsGetReal(nullptr, nullptr, names[j], &p[j], nullptr));
-    PetscCheck(p[ImpactOscillator::X0] < p[ImpactOscillator::DELTA], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "the mass must start before the stop: x0 = %g >= delta = %g", (double)p[ImpactOscillator::X0], (double)p[ImpactOscillator::DELTA]);
-    PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
     TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "Impact oscillator parameters", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-delta", "gap delta: position of the stop", &p[ImpactOscillator::DELTA]));
+    PetscCall(examples::realOption(PetscOptionsObject, "-e", "coefficient of restitution", &p[ImpactOscillator::E], examples::closedInterval(0, 1)));
+    PetscCall(examples::realOption(PetscOptionsObject, "-k", "spring stiffness k", &p[ImpactOscillator::K], examples::nonNegative()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-x0", "initial position x(0) (before the stop)", &p[ImpactOscillator::X0]));
+    PetscOptionsEnd();
+    PetscCheck(p[ImpactOscillator::X0] < p[ImpactOscillator::DELTA], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "the mass must start before the stop: -x0 %g >= -delta %g", (double)p[ImpactOscillator::X0], (double)p[ImpactOscillator::DELTA]);
+    PetscCall(solver.setParameters(p));
     PetscCall(TSSetType(ts, TSRK));
     PetscCall(TSRKSetType(ts, TSRK4));
     PetscCall(TSSetTimeStep(ts, 5e-3));
     PetscCall(TSSetMaxTime(ts, 100.0));
     PetscCall(TSSetMaxSteps(ts, 100000000));
-    PetscCall(solver.setFromOptions());  // command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
 
     PetscInt impacts = 0;

@@ -29,13 +29,18 @@
 //   build/examples/lorenz_sysid -check_truth                      # ∇²J(q*) vs 2 Σ SᵀS
 //   build/examples/lorenz_sysid -fit none -hs_hessian -hs_adjoint -hs_summary s.json   # derivatives at q0
 //   build/examples/lorenz_sysid -fit none -hs_check_hessian      # Hessian vs FD of adjoint gradients at q0
-// -fit takes all (default), none, or a comma-separated list (newton,blmvm). Defaults: RK4,
+// -fit takes all (default), none, or a comma-separated list (newton,blmvm; an unknown name is
+// refused); -<fit>_tao_type chooses another TAO method (one that an objective, its gradient
+// and, for newton, its Hessian can feed: hybridsens::checkTaoType names them). Defaults: RK4,
 // dt = 1e-3 (-ts_type, -ts_dt apply). Prints the table; -fit_summary FILE writes the fits as JSON.
 #include <hybridsens/hybridsens.hpp>
 
 #include <petsctao.h>
 #include <petscts.h>
 
+#include "example_options.hpp"
+
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -240,6 +245,7 @@ static PetscErrorCode fit(Solver &solver, const std::vector<PetscReal> &q0, cons
   hybridsens::TaoProblem problem(solver);
   PetscCall(problem.attach(tao, gradient, hessian, std::string(name) == "newton"));  // -hs_tao_* steer the Newton fit
   PetscCall(TaoSetFromOptions(tao));
+  PetscCall(checkTaoType(tao));  // -<fit>_tao_type: only methods fed by an objective, its gradient (and Hessian)
   const auto t0 = std::chrono::steady_clock::now();
   PetscCall(TaoSolve(tao));
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -322,11 +328,28 @@ int main(int argc, char **argv) {
   {
     const std::vector<PetscReal> truth = {10.0, 60.0, 8.0 / 3.0, 25.0, 30.0}, guess = {20.0, 75.0, 10.0, 10.0, 15.0};
     Lorenz model;
+    Solver solver(model);
     char fitOpt[64] = "all", fitSummary[PETSC_MAX_PATH_LEN] = "";
-    PetscBool checkTruthOpt = PETSC_FALSE;
-    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-fit", fitOpt, sizeof(fitOpt), nullptr));
-    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-fit_summary", fitSummary, sizeof(fitSummary), nullptr));
-    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-check_truth", &checkTruthOpt, nullptr));
+    PetscBool checkTruthOpt = PETSC_FALSE, fitSummarySet;
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(solver.ts(), &prefix));
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "Lorenz-63 system identification options", "");
+    PetscCall(examples::stringOption(PetscOptionsObject, "-fit", "fits to run: all, none, or a list of newton, blmvm, fd", fitOpt, sizeof fitOpt, nullptr));
+    PetscCall(examples::stringOption(PetscOptionsObject, "-fit_summary", "write the fits as JSON to this file", fitSummary, sizeof fitSummary, &fitSummarySet));
+    PetscCall(examples::boolOption(PetscOptionsObject, "-check_truth", "compare the Hessian at the truth with 2 sum S^T S", &checkTruthOpt));
+    PetscOptionsEnd();
+    const std::vector<std::string> fitNames = {"newton", "blmvm", "fd"};
+    std::vector<bool> runFit(fitNames.size(), std::string(fitOpt) == "all");
+    if (std::string(fitOpt) != "all" && std::string(fitOpt) != "none") {
+      const std::string list = std::string(fitOpt) + ",";
+      for (size_t start = 0, comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1) {
+        const std::string item = list.substr(start, comma - start);
+        const auto it = std::find(fitNames.begin(), fitNames.end(), item);
+        PetscCheck(it != fitNames.end(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "Option -%sfit %s: unknown fit '%s' (all, none, or a list of newton, blmvm, fd)",
+                   prefix ? prefix : "", fitOpt, item.c_str());
+        runFit[it - fitNames.begin()] = true;
+      }
+    }
 
     // Synthetic data: the states at the truth, with the integrator the fits use.
     Recorder recorder;
@@ -334,12 +357,11 @@ int main(int argc, char **argv) {
     {
       Solver gen(model);
       gen.addCost(recorder);
-      PetscCall(gen.setFromOptions());
       PetscCall(TSSetType(gen.ts(), TSRK));
       PetscCall(TSRKSetType(gen.ts(), TSRK4));
       PetscCall(TSSetTimeStep(gen.ts(), 1e-3));
       PetscCall(TSSetMaxTime(gen.ts(), 1.0));
-      PetscCall(gen.setFromOptions());
+      PetscCall(gen.setFromOptions());  // the command line overrides these defaults
       gen.setForwardSensitivities(false), gen.setAdjoint(false), gen.setHessian(false);
       PetscCall(gen.setParameters(truth));
       PetscCall(gen.solve());
@@ -347,15 +369,13 @@ int main(int argc, char **argv) {
       for (auto &row : data) PetscCallMPI(MPI_Bcast(row.data(), 3, MPIU_REAL, 0, PETSC_COMM_WORLD));
     }
     LeastSquares J(data);
-    Solver solver(model);
     solver.addCost(J);
-    PetscCall(solver.setFromOptions());
     PetscCall(TSSetType(solver.ts(), TSRK));
     PetscCall(TSRKSetType(solver.ts(), TSRK4));
     PetscCall(TSSetTimeStep(solver.ts(), 1e-3));
     PetscCall(TSSetMaxTime(solver.ts(), 1.0));
     solver.setInitialStateSensitivities({});  // x2(0), x3(0) are parameters here
-    PetscCall(solver.setFromOptions());
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
 
     // Derivatives at the guess, as requested (-hs_adjoint, -hs_forward, -hs_hessian, -hs_summary).
     PetscCall(solver.setParameters(guess));
@@ -379,7 +399,6 @@ int main(int argc, char **argv) {
     }
 
     std::vector<FitResult> results;
-    const std::string which = fitOpt;
     struct Config {
       const char *name;
       TaoType type;
@@ -390,7 +409,7 @@ int main(int argc, char **argv) {
                               {"blmvm", TAOBLMVM, TaoGradient::Adjoint, TaoHessian::None},
                               {"fd", TAOBLMVM, TaoGradient::FiniteDifference, TaoHessian::None}};
     for (const Config &c : configs) {
-      if (which != "all" && ("," + which + ",").find("," + std::string(c.name) + ",") == std::string::npos) continue;
+      if (!runFit[std::find(fitNames.begin(), fitNames.end(), c.name) - fitNames.begin()]) continue;
       FitResult r;
       PetscCall(fit(solver, guess, truth, c.name, c.type, c.gradient, c.hessian, r));
       results.push_back(r);
@@ -414,7 +433,7 @@ int main(int argc, char **argv) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "(truth q* = (10, 60, 2.666666667, 25, 30); 'max rel' = max_i |q_i - q*_i| / |q*_i|; solves = forward "
                                               "simulations, grads = adjoint sweeps, H/Hv = Hessians or Hessian-vector products)\n"));
     }
-    if (fitSummary[0] && rank0()) {
+    if (fitSummarySet && rank0()) {
       FILE *f = std::fopen(fitSummary, "w");
       PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open %s", fitSummary);
       std::fprintf(f, "{\"fits\": [");

@@ -36,12 +36,15 @@
 //   build/examples/sample_and_hold -hs_check_gradient
 //   build/examples/sample_and_hold -hs_forward -hs_test_memory_partial_derivative   (wrong on purpose)
 //   mpiexec -n 2 build/examples/sample_and_hold -hs_adjoint
-// Options: -a -k -delta -x0 (parameters), -w (effort weight), -hs_summary FILE.
+// Options (-help lists them with their defaults): -a -k -delta -x0 (parameters; delta > 0),
+// -w (effort weight, >= 0), -hs_summary FILE.
 // Prints every sample (time, guard, x⁻ = new m, ẋ⁻), the costs and the gradient tables
 // (parameters, then d/du0[0] = d/dx(0) and d/du0[1] = d/dm(0)).
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
+
+#include "example_options.hpp"
 
 using namespace hybridsens;
 
@@ -246,24 +249,28 @@ int main(int argc, char **argv) {
     SampleAndHold model;
     Solver solver(model);
     PetscReal w = 0.1;
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-w", &w, nullptr));
+    std::vector<PetscReal> p = model.defaultParameters();
+    TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "Sample-and-hold control options", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-a", "growth rate a of the plant x' = a x - k m", &p[SampleAndHold::A]));
+    PetscCall(examples::realOption(PetscOptionsObject, "-k", "feedback gain k", &p[SampleAndHold::K]));
+    PetscCall(examples::realOption(PetscOptionsObject, "-delta", "sampling threshold delta on |x - m|", &p[SampleAndHold::DELTA], examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-x0", "initial state x(0) = m(0)", &p[SampleAndHold::X0]));
+    PetscCall(examples::realOption(PetscOptionsObject, "-w", "weight w of the control effort in the quadratic cost", &w, examples::nonNegative()));
+    PetscOptionsEnd();
     QuadraticCost J1(w);
     FinalState J2;
     solver.addCost(J1);
     solver.addCost(J2);
-    std::vector<PetscReal> p = model.defaultParameters();
-    const char *names[4] = {"-a", "-k", "-delta", "-x0"};
-    for (int j = 0; j < 4; ++j) PetscCall(PetscOptionsGetReal(nullptr, nullptr, names[j], &p[j], nullptr));
-    PetscCheck(p[SampleAndHold::DELTA] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "the sampling threshold -delta must be positive");
     PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
-    TS ts = solver.ts();
     PetscCall(TSSetType(ts, TSRK));
     PetscCall(TSRKSetType(ts, TSRK4));
     PetscCall(TSSetTimeStep(ts, 1e-3));
     PetscCall(TSSetMaxTime(ts, 10.0));
     PetscCall(TSSetMaxSteps(ts, 10000000));
-    PetscCall(solver.setFromOptions());  // command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sample_and_hold: a = %g, k = %g, delta = %g, x0 = %g, T = %g, %zu samples\n", (double)p[0],

@@ -154,13 +154,12 @@ int main(int argc, char **argv) {
     InverseSquareMeasurements J;
     Solver solver(model);
     solver.addCost(J);
-    PetscCall(solver.setFromOptions());
     PetscCall(TSSetType(solver.ts(), TSRK));
     PetscCall(TSRKSetType(solver.ts(), TSRK4));
     PetscCall(TSSetTimeStep(solver.ts(), 0.01));
     PetscCall(TSSetMaxTime(solver.ts(), 1.0));
     solver.setInitialStateSensitivities({});  // x0 is a parameter here
-    PetscCall(solver.setFromOptions());
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
     PetscReal exactJ = 0, exactDa = 0, exactDx0 = 0, exactDaa = 0, exactDx0x0 = 0, exactDax0 = 0;
     for (int i = 0; i <= 100; ++i) {

@@ -67,7 +67,10 @@
 // iteration. (t_cl = 0.2 is a grid point at dt = 0.01: J is then only one-sidedly differentiable
 // in t_cl, so check dJ/dt_cl at a step that does not put it on the grid, e.g. the default.)
 //
-// Options (besides all -ts_*, -tao_*, -hs_* options):
+// Options (besides all -ts_*, -tao_*, -hs_* options; -help lists them with their defaults; a
+// value outside its domain — H, P_max, t_f, the FD step <= 0, D or sigma < 0 — is refused by
+// name; -tao_type takes the bound-constrained methods fed by objective and gradient: blmvm,
+// bqnls, bncg, bqnkls, bqnktr, bqnktl):
 //   -Pm <1.06> -tcl <0.2> -tf <0.1>       start value of P_m, clearing time, fault time
 //   -Inertia <5> -D <5> -Pmax <E V / X>   machine data (option names as ex3opt; -Pmax applies
 //                                         before and after the fault — in ex3opt it only changes
@@ -96,6 +99,8 @@
 #include <petscsys.h>
 #include <petsctao.h>
 #include <petscts.h>
+
+#include "example_options.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -348,42 +353,46 @@ int main(int argc, char **argv) {
     PetscBool optimize = PETSC_TRUE, withFD = PETSC_TRUE;
     PetscReal fdStep = 1e-6;
     PetscEnum source = (PetscEnum)ADJOINT, faults = (PetscEnum)TIME;
-    PetscOptionsBegin(comm, nullptr, "SMIB optimization options", "");
-    PetscCall(PetscOptionsReal("-Pm", "start value of the mechanical power P_m", "", p[0], &p[0], nullptr));
-    PetscCall(PetscOptionsReal("-tcl", "fault clearing time (a parameter)", "", p[1], &p[1], nullptr));
-    PetscCall(PetscOptionsReal("-tf", "fault time", "", data.tFault, &data.tFault, nullptr));
-    PetscCall(PetscOptionsReal("-Inertia", "inertia constant H", "", data.H, &data.H, nullptr));
-    PetscCall(PetscOptionsReal("-D", "damping D", "", data.D, &data.D, nullptr));
-    PetscCall(PetscOptionsReal("-Pmax", "maximum electrical power E V / X", "", data.Pmax, &data.Pmax, nullptr));
-    PetscCall(PetscOptionsReal("-sigma", "penalty weight", "", data.sigma, &data.sigma, nullptr));
-    PetscCall(PetscOptionsInt("-eta", "penalty exponent (integer >= 2: the integrand is then C1)", "", data.eta, &data.eta, nullptr));
-    PetscCall(PetscOptionsReal("-delta_max", "rotor angle limit [rad]", "", data.deltaMax, &data.deltaMax, nullptr));
-    PetscCall(PetscOptionsBool("-smib_optimize", "run TAO", "", optimize, &optimize, nullptr));
-    PetscCall(PetscOptionsEnum("-smib_gradient", "gradient used by TAO", "", GradientSources, source, &source, nullptr));
-    PetscCall(PetscOptionsReal("-smib_fd_step", "relative central-difference step", "", fdStep, &fdStep, nullptr));
-    PetscCall(PetscOptionsBool("-smib_fd", "central finite-difference columns (start, iteration table, optimum)", "", withFD, &withFD, nullptr));
-    PetscCall(PetscOptionsEnum("-smib_fault_events", "fault on/off as time events or as guards t - T", "", FaultEventKinds, faults, &faults,
-                               nullptr));
+    // The machine, fault and penalty data shape the model and the cost, which exist before the
+    // Solver and its TS: they are read without the TS's options prefix (the TS has none here).
+    PetscOptionsBegin(comm, nullptr, "SMIB: machine, fault and penalty", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-tf", "fault time", &data.tFault, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-Inertia", "inertia constant H", &data.H, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-D", "damping D", &data.D, examples::nonNegative()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-Pmax", "maximum electrical power E V / X", &data.Pmax, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-sigma", "penalty weight", &data.sigma, examples::nonNegative()));
+    PetscCall(examples::intOption(PetscOptionsObject, "-eta", "penalty exponent (integer >= 2: the integrand is then C1)", &data.eta, examples::atLeast(2)));
+    PetscCall(examples::realOption(PetscOptionsObject, "-delta_max", "rotor angle limit [rad]", &data.deltaMax));
+    PetscCall(examples::enumOption(PetscOptionsObject, "-smib_fault_events", "fault on/off as time events or as guards t - T", FaultEventKinds, &faults));
     PetscOptionsEnd();
     data.faultsAsGuards = faults == (PetscEnum)GUARD;
-    PetscCheck(data.eta >= 2, comm, PETSC_ERR_ARG_OUTOFRANGE, "-eta %" PetscInt_FMT ": the penalty must be C1 (eta >= 2)", data.eta);
-    PetscCheck(p[0] >= 0 && p[0] < data.Pmax, comm, PETSC_ERR_ARG_OUTOFRANGE, "-Pm %g: need 0 <= P_m < P_max = %g (pre-fault equilibrium)",
-               (double)p[0], (double)data.Pmax);
 
     Smib model(data);
     SmibCost cost(data);
     Solver solver(model);
     solver.addCost(cost);
-    PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());  // creates the TS; ex3opt's settings as defaults below
     TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(comm, prefix, "SMIB optimization options", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-Pm", "start value of the mechanical power P_m", &p[0], examples::nonNegative()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tcl", "fault clearing time (a parameter)", &p[1]));
+    PetscCall(examples::boolOption(PetscOptionsObject, "-smib_optimize", "run TAO", &optimize));
+    PetscCall(examples::enumOption(PetscOptionsObject, "-smib_gradient", "gradient used by TAO", GradientSources, &source));
+    PetscCall(examples::realOption(PetscOptionsObject, "-smib_fd_step", "relative central-difference step", &fdStep, examples::positive()));
+    PetscCall(examples::boolOption(PetscOptionsObject, "-smib_fd", "central finite-difference columns (start, iteration table, optimum)", &withFD));
+    PetscOptionsEnd();
+    PetscCheck(p[0] < data.Pmax, comm, PETSC_ERR_ARG_OUTOFRANGE, "-Pm %g: need 0 <= P_m < P_max = %g (pre-fault equilibrium)", (double)p[0],
+               (double)data.Pmax);
+    PetscCall(solver.setParameters(p));
+    // ex3opt's settings as defaults.
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.03125));
     PetscCall(TSSetMaxTime(ts, 1.0));
     // The 2 × 2 Jacobian on several ranks: every rank factors a copy with PETSc's LU (exact,
     // results bit-identical to serial) instead of MUMPS, whose set-up dominates a system this small.
     PetscCall(preferRedundantLU(solver, 2));
-    PetscCall(solver.setFromOptions());  // the command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     const bool userForward = solver.forwardSensitivities(), userAdjoint = solver.adjoint();
     PetscReal T;
     PetscCall(TSGetMaxTime(ts, &T));
@@ -422,6 +431,7 @@ int main(int argc, char **argv) {
       PetscCall(TaoSetObjectiveAndGradient(tao, nullptr, FormFunctionGradient, &prob));
       PetscCall(TaoSetMonitor(tao, IterationTable, &prob, nullptr));
       PetscCall(TaoSetFromOptions(tao));
+      PetscCall(checkTaoType(tao));  // -tao_type: a bound-constrained method fed by objective and gradient
       PetscCall(PetscPrintf(comm, "TAO (%s gradient):\n", GradientSources[source]));
       PetscCall(printTableHeader(comm, "Pm"));
       PetscCall(TaoSolve(tao));

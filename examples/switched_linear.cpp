@@ -19,10 +19,13 @@
 //   build/examples/switched_linear -p0 2.5 -ts_max_time 0.2 -ts_monitor
 //   build/examples/switched_linear -hs_forward          (gradients of x(T) w.r.t. p and u0)
 //   build/examples/switched_linear -hs_adjoint -hs_forward   (discrete adjoint, compared)
+// Options: -p0, -p1 (the switching slopes, finite; -help lists them with their defaults).
 // Prints the event list, the final state and, with -hs_forward, the gradient table.
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
+
+#include "example_options.hpp"
 
 using namespace hybridsens;
 
@@ -170,15 +173,18 @@ int main(int argc, char **argv) {
     solver.addCost(x0);
     solver.addCost(x1);
     std::vector<PetscReal> p = model.defaultParameters();
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-p0", &p[0], nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-p1", &p[1], nullptr));
-    PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());  // creates the TS so we can set defaults below
     TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "Switched linear system options", "");
+    PetscCall(examples::realOption(PetscOptionsObject, "-p0", "slope p0 of the switching line u1 = p0 u0 (mode 1 to 2)", &p[0]));
+    PetscCall(examples::realOption(PetscOptionsObject, "-p1", "slope p1 of the switching line u1 = p1 u0 (mode 2 to 1)", &p[1]));
+    PetscOptionsEnd();
+    PetscCall(solver.setParameters(p));
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 1.0 / 256.0));
     PetscCall(TSSetMaxTime(ts, 0.125));
-    PetscCall(solver.setFromOptions());  // command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "switched_linear: p = (%g, %g), %zu events\n", (double)p[0], (double)p[1],

@@ -138,10 +138,14 @@
 // -wecc9_states FILE (post-event state at every step start, CSV; scripts/plot_wecc9.py),
 // -wecc9_terminal_cost, -wecc9_integral_cost, -wecc9_sensitivities FILE (needs -hs_forward),
 // -wecc9_adjoint FILE (needs -hs_adjoint), -wecc9_sensitivity_rows e1,e2,...
+// -help lists them with their defaults; a value outside its domain (-areas >= 1, -rfault, time
+// constants T1, T3, gains KA, magnitudes Vm and droops R > 0, -eta >= 1, ...) is refused by name.
 //   build/examples/wecc9 -hs_forward -hs_adjoint -wecc9_terminal_cost VR1,VR2,VR3 -wecc9_integral_cost dw3
 //     -wecc9_states s.csv -hs_summary s.json -wecc9_sensitivities sens.csv -wecc9_adjoint adj.csv
 //   python3 scripts/plot_wecc9.py s.csv s.json --sensitivities sens.csv --adjoint adj.csv
 #include "power/wecc9_output.hpp"
+
+#include "example_options.hpp"
 
 #include <petscts.h>
 
@@ -163,57 +167,68 @@ using namespace wecc9;
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "WECC 9-bus transient stability with exciter limiters and a fault; sensitivities of frequency violations.\n"));
   {
+    // The grid's structure, its data and the costs exist before the Solver and its TS: their
+    // options are read without the TS's options prefix (the TS has none in this example).
     Settings s;
-    PetscInt faultBus1 = s.faultBus + 1;
-    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-areas", &s.layout.areas, nullptr));
+    const Layout &L = s.layout;
+    PetscInt faultBus1 = s.faultBus + 1, costGens;
+    PetscBool governors = PETSC_FALSE;
+    const char *const initModes[] = {"power_flow", "closed_form", "Init", "", nullptr};
+    PetscEnum init = (PetscEnum)s.init;
+    PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "WECC 9-bus: the grid", "");
+    // Up to 63 states per area (57 without governors): the state count must fit PetscInt.
+    PetscCall(examples::intOption(PetscOptionsObject, "-areas", "number of coupled 9-bus areas", &s.layout.areas, examples::intRange(1, PETSC_MAX_INT / 64)));
     s.layout.paramAreas = s.layout.areas;
-    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-param_areas", &s.layout.paramAreas, nullptr));
-    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-fault_bus", &faultBus1, nullptr));
+    PetscCall(examples::intOption(PetscOptionsObject, "-param_areas", "the first K areas carry parameters (default all)", &s.layout.paramAreas,
+                                  examples::intRange(1, L.areas)));
+    PetscCall(examples::intOption(PetscOptionsObject, "-fault_bus", "faulted bus, 1-based global (bus b of area a is 9(a-1)+b)", &faultBus1,
+                                  examples::intRange(1, L.numBuses())));
     s.faultBus = faultBus1 - 1;
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-rfault", &s.rfault, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tie_r", &s.tieR, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tie_x", &s.tieX, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-freq_max", &s.fmax, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-freq_min", &s.fmin, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-sigma", &s.sigma, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-eta", &s.eta, nullptr));
-    PetscCheck(s.eta >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: -eta must be >= 1 (the metric must be differentiable)");
+    PetscCall(examples::realOption(PetscOptionsObject, "-rfault", "fault resistance (pu)", &s.rfault, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tie_r", "series resistance of each tie line between areas (pu)", &s.tieR, examples::nonNegative()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tie_x", "series reactance of each tie line between areas (pu)", &s.tieX));
+    PetscCall(examples::realOption(PetscOptionsObject, "-freq_max", "upper frequency limit f+ of the violation metric (Hz)", &s.fmax, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-freq_min", "lower frequency limit f- of the violation metric (Hz)", &s.fmin, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-sigma", "weight sigma of the violation metric", &s.sigma, examples::nonNegative()));
+    // eta >= 1: the metric max(0, f - f+, f- - f)^eta must be differentiable.
+    PetscCall(examples::realOption(PetscOptionsObject, "-eta", "exponent eta of the violation metric (>= 1: differentiable)", &s.eta, examples::notBelow(1)));
+    PetscCall(examples::enumOption(PetscOptionsObject, "-wecc9_init", "initial state: re-solved power flow, or ex9bus' closed form", initModes, &init));
+    s.init = (Init)init;
+    PetscCall(examples::boolOption(PetscOptionsObject, "-governors", "a TGOV1 turbine-governor per generator", &governors));
+    s.layout.governors = governors;
+    PetscCall(examples::realOption(PetscOptionsObject, "-tgov_T1", "TGOV1 valve time constant T1 (s)", &s.tgov.T1, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tgov_T2", "TGOV1 lead time constant T2 (s)", &s.tgov.T2, examples::nonNegative()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tgov_T3", "TGOV1 lag time constant T3 (s)", &s.tgov.T3, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tgov_Dt", "TGOV1 turbine damping Dt", &s.tgov.Dt));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tgov_Vmin", "TGOV1 lower valve limit Vmin (pu)", &s.tgov.Vmin));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tgov_Vmax", "TGOV1 upper valve limit Vmax (pu)", &s.tgov.Vmax));
+    costGens = L.numGens();
+    PetscCall(examples::intOption(PetscOptionsObject, "-cost_generators", "keep the frequency costs H_1..H_M (default all)", &costGens,
+                                  examples::intRange(0, L.numGens())));
     // Reversed, every frequency would count as a violation.
     PetscCheck(s.fmin < s.fmax, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: need -freq_min < -freq_max (got %g, %g)", (double)s.fmin,
                (double)s.fmax);
-    const char *const initModes[] = {"power_flow", "closed_form", "Init", "", nullptr};
-    PetscEnum init = (PetscEnum)s.init;
-    PetscCall(PetscOptionsGetEnum(nullptr, nullptr, "-wecc9_init", initModes, &init, nullptr));
-    s.init = (Init)init;
-    PetscBool governors = PETSC_FALSE;
-    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-governors", &governors, nullptr));
-    s.layout.governors = governors;
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T1", &s.tgov.T1, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T2", &s.tgov.T2, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_T3", &s.tgov.T3, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_Dt", &s.tgov.Dt, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_Vmin", &s.tgov.Vmin, nullptr));
-    PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-tgov_Vmax", &s.tgov.Vmax, nullptr));
-    PetscCheck(s.tgov.T1 > 0 && s.tgov.T3 > 0 && s.tgov.T2 >= 0 && s.tgov.Vmin < s.tgov.Vmax, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "wecc9: TGOV1 needs T1 > 0, T3 > 0, T2 >= 0 and Vmin < Vmax");
-    const Layout &L = s.layout;
-    PetscInt costGens = L.numGens();
-    PetscCall(PetscOptionsGetInt(nullptr, nullptr, "-cost_generators", &costGens, nullptr));
-    PetscCheck(costGens >= 0 && costGens <= L.numGens(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "wecc9: -cost_generators must be 0..%" PetscInt_FMT, L.numGens());
+    PetscCheck(s.tgov.Vmin < s.tgov.Vmax, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: TGOV1 needs -tgov_Vmin < -tgov_Vmax (got %g, %g)",
+               (double)s.tgov.Vmin, (double)s.tgov.Vmax);
+    PetscOptionsEnd();
 
     Grid grid(s);
     PetscCall(grid.build());
     std::vector<std::unique_ptr<LocalKernelCost>> costs;
+    PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "WECC 9-bus: costs", "");
     for (PetscInt g = 0; g < costGens; ++g) {
       costs.push_back(std::make_unique<FrequencyCost>(grid, g, s));
       PetscCall(costs.back()->setUp());
     }
     // User-chosen costs after H_1..H_M: terminal values and integrals of squares of expressions.
     for (const char *option : {"-wecc9_terminal_cost", "-wecc9_integral_cost"}) {
-      char *items[64];
+      char *items[64], raw[PETSC_MAX_PATH_LEN];
       PetscInt n = 64;
-      PetscCall(PetscOptionsGetStringArray(nullptr, nullptr, option, items, &n, nullptr));
+      PetscBool given;
+      PetscCall(examples::rawValue(PetscOptionsObject, option, raw, sizeof raw, &given));
+      PetscCall(PetscOptionsStringArray(option, std::string(option) == "-wecc9_terminal_cost" ? "costs psi = e(u(T)), one per expression e1,e2,..."
+                                                                                                 : "costs int_0^T e(u)^2 dt, one per expression e1,e2,...",
+                                        "", items, &n, nullptr));
       for (PetscInt i = 0; i < n; ++i) {
         Expression e;
         const std::string text = items[i];
@@ -223,19 +238,53 @@ int main(int argc, char **argv) {
         PetscCall(costs.back()->setUp());
       }
     }
+    PetscOptionsEnd();
     std::vector<std::string> costNames;
     for (auto &c : costs) costNames.push_back(c->name());
 
+    Solver solver(grid);
+    TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
     std::vector<PetscReal> p = grid.defaultParameters();
     const auto pnames = grid.parameterNames();
-    for (PetscInt k = 0; k < L.numParams(); ++k) PetscCall(PetscOptionsGetReal(nullptr, nullptr, ("-" + pnames[k]).c_str(), &p[k], nullptr));
+    PetscBool checkStart = PETSC_FALSE;
+    // -wecc9_sensitivities / -wecc9_adjoint: trajectories of sensitivities (see TrajectoryCSV).
+    char fwdFile[PETSC_MAX_PATH_LEN] = "", adjFile[PETSC_MAX_PATH_LEN] = "", statesFile[PETSC_MAX_PATH_LEN] = "";
+    PetscBool writeFwd = PETSC_FALSE, writeAdj = PETSC_FALSE, writeTrajectory = PETSC_FALSE;
+    std::vector<std::string> rowTexts;
+    PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "WECC 9-bus options", "");
+    for (PetscInt k = 0; k < L.numParams(); ++k) {
+      const std::string &n = pnames[k];
+      // Exciter gains, voltage magnitudes and droops are positive; the rest (dispatch, angles,
+      // fault times: checked below) any finite number.
+      const bool positive = n.rfind("KA", 0) == 0 || n.rfind("Vm", 0) == 0 || n[0] == 'R';
+      PetscCall(examples::realOption(PetscOptionsObject, ("-" + n).c_str(), ("parameter " + n).c_str(), &p[k], positive ? examples::positive() : examples::anyReal()));
+    }
+    PetscCall(examples::boolOption(PetscOptionsObject, "-wecc9_check_start", "print |f(u0)| and check du0/dp by central differences", &checkStart));
+    PetscCall(examples::stringOption(PetscOptionsObject, "-wecc9_sensitivities", "write the forward sensitivity trajectory to this CSV file (needs -hs_forward)",
+                                     fwdFile, sizeof fwdFile, &writeFwd));
+    PetscCall(examples::stringOption(PetscOptionsObject, "-wecc9_adjoint", "write the adjoint trajectory to this CSV file (needs -hs_adjoint)", adjFile,
+                                     sizeof adjFile, &writeAdj));
+    {
+      char *items[64], raw[PETSC_MAX_PATH_LEN];
+      PetscInt n = 64;
+      PetscBool given;
+      PetscCall(examples::rawValue(PetscOptionsObject, "-wecc9_sensitivity_rows", raw, sizeof raw, &given));
+      PetscCall(PetscOptionsStringArray("-wecc9_sensitivity_rows", "quantities e1,e2,... of the sensitivity CSV files (default VR1..3, omega1..3)", "", items,
+                                        &n, &given));
+      for (PetscInt i = 0; given && i < n; ++i) {
+        rowTexts.push_back(items[i]);
+        PetscCall(PetscFree(items[i]));
+      }
+    }
+    PetscCall(examples::stringOption(PetscOptionsObject, "-wecc9_states", "write the post-event state at every step start to this CSV file", statesFile,
+                                     sizeof statesFile, &writeTrajectory));
+    PetscOptionsEnd();
     PetscCheck(p[L.pTon()] < p[L.pToff()], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied before it is cleared (t_on < t_off)");
     // A time event at or before the start never fires: the run would have no fault at all.
     PetscCheck(p[L.pTon()] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the fault must be applied after the start t = 0 (-t_on %g)",
                (double)p[L.pTon()]);
-    if (L.governors)
-      for (PetscInt g = 0; g < areaGens * L.paramAreas; ++g)
-        PetscCheck(p[L.pR(g)] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: the droop R%" PetscInt_FMT " must be positive", g + 1);
     if (s.init == Init::PowerFlow)
       for (PetscInt a = 0; a < L.paramAreas; ++a) {
         const auto pf = grid.powerFlow(p, a);
@@ -250,43 +299,25 @@ int main(int argc, char **argv) {
           dV = std::max(dV, std::hypot(pf.v.Vm[b] * std::cos(pf.v.th[b]) - V0[2 * b], pf.v.Vm[b] * std::sin(pf.v.th[b]) - V0[2 * b + 1]));
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: power flow: max |V - V0(ex9bus)| = %.3e\n", (double)dV));
       }
-    PetscBool checkStart = PETSC_FALSE;
-    PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-wecc9_check_start", &checkStart, nullptr));
     if (checkStart) PetscCall(checkInitialState(grid, p));
 
-    Solver solver(grid);
     for (auto &c : costs) solver.addCost(*c);
     PetscCall(solver.setParameters(p));
     // u0 follows from the parameters: no initial-state columns unless -hs_forward_u0 asks.
     solver.setInitialStateSensitivities({});
-    PetscCall(solver.setFromOptions());
-    TS ts = solver.ts();
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
     // A few areas on several ranks: redundant LU (serial factorization on every rank) instead of
     // MUMPS, whose per-solve overhead dominates a system this small.
     PetscCall(preferRedundantLU(solver, L.numStates()));
-    PetscCall(solver.setFromOptions());
-    // -wecc9_sensitivities / -wecc9_adjoint: trajectories of sensitivities (see TrajectoryCSV).
-    char fwdFile[PETSC_MAX_PATH_LEN] = "", adjFile[PETSC_MAX_PATH_LEN] = "";
-    PetscBool writeFwd = PETSC_FALSE, writeAdj = PETSC_FALSE;
-    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-wecc9_sensitivities", fwdFile, sizeof fwdFile, &writeFwd));
-    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-wecc9_adjoint", adjFile, sizeof adjFile, &writeAdj));
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     TrajectoryCSV fwdCSV, adjCSV;
     if (writeFwd || writeAdj) {
       PetscCheck(!writeFwd || solver.forwardSensitivities(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: -wecc9_sensitivities needs -hs_forward");
       PetscCheck(!writeAdj || solver.adjoint(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: -wecc9_adjoint needs -hs_adjoint");
-      std::vector<std::string> texts;
-      char *items[64];
-      PetscInt n = 64;
-      PetscBool set;
-      PetscCall(PetscOptionsGetStringArray(nullptr, nullptr, "-wecc9_sensitivity_rows", items, &n, &set));
-      for (PetscInt i = 0; set && i < n; ++i) {
-        texts.push_back(items[i]);
-        PetscCall(PetscFree(items[i]));
-      }
-      if (!set)
+      std::vector<std::string> texts = rowTexts;
+      if (texts.empty())
         for (const char *q : {"VR", "omega"})
           for (PetscInt g = 0; g < areaGens; ++g) texts.push_back(q + std::to_string(g + 1));
       std::vector<Expression> quantities(texts.size());
@@ -322,10 +353,7 @@ int main(int argc, char **argv) {
       }
       solver.setAdjointMonitor([&adjCSV](const AdjointSample &x) { return writeAdjointSample(adjCSV, x); });
     }
-    char statesFile[PETSC_MAX_PATH_LEN] = "";
-    PetscBool writeTrajectory = PETSC_FALSE;
     StateWriter writer;
-    PetscCall(PetscOptionsGetString(nullptr, nullptr, "-wecc9_states", statesFile, sizeof statesFile, &writeTrajectory));
     if (writeTrajectory) {
       PetscMPIInt rank;
       PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));

@@ -72,7 +72,9 @@
 //   the repaired gradient is still 3.0e-5–3.7e-5 (0.3–0.7 %) off, not isolated further (λ passed
 //   unchanged through the algebraic re-solves is a candidate).
 //
-// Options (besides all -ts_*, -tao_*, -hs_* options):
+// Options (besides all -ts_*, -tao_*, -hs_* options; -help lists them with their defaults; a
+// value outside its domain is refused by name; -tao_type takes the bound-constrained methods fed
+// by objective and gradient: blmvm, bqnls, bncg, bqnkls, bqnktr, bqnktl):
 //   -P1 <0.69> -P2 <1.59> -P3 <0.69>      start dispatch
 //   -pg_min <0.5> -pg_max <2>             bounds of every P_g
 //   -frequ <61> -freql <59> -pow <2>      frequency band (Hz) and exponent (integer >= 2)
@@ -94,6 +96,8 @@
 #include "power/wecc9_grid.hpp"
 
 #include <petsctao.h>
+
+#include "example_options.hpp"
 
 #include <exception>
 
@@ -286,55 +290,57 @@ int main(int argc, char **argv) {
     PetscInt pow = 2;
     PetscBool limiters = PETSC_TRUE, optimize = PETSC_TRUE, withFD = PETSC_TRUE;
     PetscEnum source = (PetscEnum)ADJOINT;
-    PetscOptionsBegin(comm, nullptr, "WECC 9-bus dispatch optimization options", "");
-    for (PetscInt g = 0; g < nGen; ++g)
-      PetscCall(PetscOptionsReal(("-P" + std::to_string(g + 1)).c_str(), "start dispatch of generator g", "", P[g], &P[g], nullptr));
-    PetscCall(PetscOptionsReal("-pg_min", "lower bound of every P_g", "", pgMin, &pgMin, nullptr));
-    PetscCall(PetscOptionsReal("-pg_max", "upper bound of every P_g", "", pgMax, &pgMax, nullptr));
-    PetscCall(PetscOptionsReal("-frequ", "upper frequency limit (Hz)", "", fu, &fu, nullptr));
-    PetscCall(PetscOptionsReal("-freql", "lower frequency limit (Hz)", "", fl, &fl, nullptr));
-    PetscCall(PetscOptionsInt("-pow", "exponent of the violation (integer >= 2)", "", pow, &pow, nullptr));
-    PetscCall(PetscOptionsReal("-tfaulton", "fault on", "", tOn, &tOn, nullptr));
-    PetscCall(PetscOptionsReal("-tfaultoff", "fault off", "", tOff, &tOff, nullptr));
-    PetscCall(PetscOptionsInt("-faultbus", "faulted bus (0-based, as ex9busopt)", "", s.faultBus, &s.faultBus, nullptr));
-    PetscCall(PetscOptionsReal("-tmax", "final time", "", tmax, &tmax, nullptr));
-    PetscCall(PetscOptionsBool("-limiters", "exciter limiters as state events (false: ex9busopt's model)", "", limiters, &limiters, nullptr));
-    PetscCall(PetscOptionsBool("-optimize", "run TAO", "", optimize, &optimize, nullptr));
-    PetscCall(PetscOptionsEnum("-gradient", "gradient used by TAO", "", GradientSources, source, &source, nullptr));
-    PetscCall(PetscOptionsBool("-fd", "central finite-difference columns", "", withFD, &withFD, nullptr));
-    PetscCall(PetscOptionsReal("-fd_step", "relative central-difference step", "", fdStep, &fdStep, nullptr));
+    // The faulted bus and the limiters shape the grid, which exists before the Solver and its
+    // TS: they are read without the TS's options prefix (the TS has none in this example).
+    PetscOptionsBegin(comm, nullptr, "WECC 9-bus dispatch optimization: the grid", "");
+    PetscCall(examples::intOption(PetscOptionsObject, "-faultbus", "faulted bus (0-based, as ex9busopt)", &s.faultBus, examples::intRange(0, nBus - 1)));
+    PetscCall(examples::boolOption(PetscOptionsObject, "-limiters", "exciter limiters as state events (false: ex9busopt's model)", &limiters));
     PetscOptionsEnd();
-    // pow = 1 makes the integrand's derivative jump where f crosses a limit: the discrete J is
-    // then not differentiable in P wherever a step end crosses it.
-    PetscCheck(pow >= 2, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: -pow %" PetscInt_FMT ": need an integer >= 2 (a C1 integrand)", pow);
-    PetscCheck(fl < fu, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: need -freql < -frequ");
-    PetscCheck(0 < pgMin && pgMin < pgMax, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: need 0 < -pg_min < -pg_max");
-    for (PetscInt g = 0; g < nGen; ++g)
-      PetscCheck(pgMin <= P[g] && P[g] <= pgMax, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: start P%" PetscInt_FMT " = %g outside [%g, %g]", g + 1,
-                 (double)P[g], (double)pgMin, (double)pgMax);
-    PetscCheck(s.faultBus >= 0 && s.faultBus < nBus, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: -faultbus %" PetscInt_FMT " (0-based, as ex9busopt): need 0..8",
-               s.faultBus);
-    PetscCheck(0 < tOn && tOn < tOff && tOff < tmax, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: need 0 < -tfaulton < -tfaultoff < -tmax");
-
     DispatchGrid grid(s, limiters);
     PetscCall(grid.build());
+    Solver solver(grid);
+    TS ts = solver.ts();
+    const char *prefix;
+    PetscCall(TSGetOptionsPrefix(ts, &prefix));
+    PetscOptionsBegin(comm, prefix, "WECC 9-bus dispatch optimization options", "");
+    for (PetscInt g = 0; g < nGen; ++g)
+      PetscCall(examples::realOption(PetscOptionsObject, ("-P" + std::to_string(g + 1)).c_str(), "start dispatch of generator g", &P[g]));
+    PetscCall(examples::realOption(PetscOptionsObject, "-pg_min", "lower bound of every P_g", &pgMin, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-pg_max", "upper bound of every P_g", &pgMax, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-frequ", "upper frequency limit (Hz)", &fu, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-freql", "lower frequency limit (Hz)", &fl, examples::positive()));
+    // pow = 1 makes the integrand's derivative jump where f crosses a limit: the discrete J is
+    // then not differentiable in P wherever a step end crosses it.
+    PetscCall(examples::intOption(PetscOptionsObject, "-pow", "exponent of the violation (integer >= 2: a C1 integrand)", &pow, examples::atLeast(2)));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tfaulton", "fault on", &tOn, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tfaultoff", "fault off", &tOff, examples::positive()));
+    PetscCall(examples::realOption(PetscOptionsObject, "-tmax", "final time", &tmax, examples::positive()));
+    PetscCall(examples::boolOption(PetscOptionsObject, "-optimize", "run TAO", &optimize));
+    PetscCall(examples::enumOption(PetscOptionsObject, "-gradient", "gradient used by TAO", GradientSources, &source));
+    PetscCall(examples::boolOption(PetscOptionsObject, "-fd", "central finite-difference columns", &withFD));
+    PetscCall(examples::realOption(PetscOptionsObject, "-fd_step", "relative central-difference step", &fdStep, examples::positive()));
+    PetscOptionsEnd();
+    PetscCheck(fl < fu, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: need -freql < -frequ");
+    PetscCheck(pgMin < pgMax, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: need 0 < -pg_min < -pg_max");
+    for (PetscInt g = 0; g < nGen; ++g)
+      PetscCheck(pgMin <= P[g] && P[g] <= pgMax, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: start -P%" PetscInt_FMT " %g outside [-pg_min, -pg_max] = [%g, %g]",
+                 g + 1, (double)P[g], (double)pgMin, (double)pgMax);
+    PetscCheck(tOn < tOff && tOff < tmax, comm, PETSC_ERR_ARG_OUTOFRANGE, "wecc9_opt: need 0 < -tfaulton < -tfaultoff < -tmax");
+
     TotalFrequencyViolation cost(grid, fu, fl, pow);
     PetscCall(cost.setUp());
     std::vector<PetscReal> p = grid.defaultParameters();
     for (PetscInt g = 0; g < nGen; ++g) p[L1.pP(g)] = P[g];
     p[L1.pTon()] = tOn, p[L1.pToff()] = tOff;
 
-    Solver solver(grid);
     solver.addCost(cost);
     solver.setInitialStateSensitivities({});  // TAO's variables are parameters only
     PetscCall(solver.setParameters(p));
-    PetscCall(solver.setFromOptions());
-    TS ts = solver.ts();
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, tmax));
     PetscCall(preferRedundantLU(solver, grid.layout().numStates()));  // several ranks: serial LU on each
-    PetscCall(solver.setFromOptions());  // the command line overrides the defaults
+    PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     const bool userForward = solver.forwardSensitivities(), userAdjoint = solver.adjoint();
 
     DispatchProblem prob{solver, p, fdStep, (GradientSource)source, (bool)withFD};
@@ -365,7 +371,10 @@ int main(int argc, char **argv) {
       PetscCall(TaoSetObjectiveAndGradient(tao, nullptr, FormFunctionGradient, &prob));
       PetscCall(TaoSetMonitor(tao, IterationTable, &prob, nullptr));
       PetscCall(TaoSetFromOptions(tao));
-      PetscCall(PetscPrintf(comm, "TAO %s (%s gradient), bounds [%g, %g]:\n", TAOBLMVM, GradientSources[source], (double)pgMin, (double)pgMax));
+      PetscCall(checkTaoType(tao));  // -tao_type: a bound-constrained method fed by objective and gradient
+      TaoType used;
+      PetscCall(TaoGetType(tao, &used));
+      PetscCall(PetscPrintf(comm, "TAO %s (%s gradient), bounds [%g, %g]:\n", used, GradientSources[source], (double)pgMin, (double)pgMax));
       PetscCall(TaoSolve(tao));
       TaoConvergedReason reason;
       PetscInt its;

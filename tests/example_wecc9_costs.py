@@ -124,7 +124,7 @@ for opts, expect in ((["-wecc9_terminal_cost", "foo3"], "unknown quantity 'foo'"
                      (["-t_on", "0", "-t_off", "0.02"], "applied after the start"),
                      (["-freq_min", "61", "-freq_max", "59"], "need -freq_min < -freq_max"),
                      (["-areas", "2", "-tie_r", "0", "-tie_x", "0"], "nonzero impedance"),
-                     (["-param_areas", "0"], "1 <= -param_areas <= -areas")):
+                     (["-param_areas", "0"], "Option -param_areas 0: must be 1..1")):
     bad, out = fails(["-ts_max_time", "0.05"] + opts)
     check(bad and expect in out, f"{' '.join(opts[:2])} refused: {expect!r}")
 

@@ -4,6 +4,9 @@
 
 #include "wecc9_grid.hpp"
 
+#include <cstdlib>
+#include <string>
+
 namespace wecc9 {
 using namespace hybridsens;
 
@@ -51,8 +54,10 @@ struct Expression {
 // Collective (every rank parses the same option); `option` names the source in errors.
 inline PetscErrorCode parseExpression(const Layout &L, const std::string &text, const char *option, Expression &e) {
   static const char *genNames[] = {"Eqp", "Edp", "delta", "omega", "Id", "Iq", "Efd", "RF", "VR"};  // = the state order
-  const char *help = "names: Eqp Edp delta omega dw Id Iq Efd RF VR + generator 1..%" PetscInt_FMT ", Vr Vi Vm + bus 1..%" PetscInt_FMT;
+  char help[160];  // (a format argument of the messages below: its own numbers are filled in here)
   PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(help, sizeof help, "names: Eqp Edp delta omega dw Id Iq Efd RF VR + generator 1..%" PetscInt_FMT ", Vr Vi Vm + bus 1..%" PetscInt_FMT,
+                          L.numGens(), L.numBuses()));
   e = Expression{};
   e.text = text;
   size_t i = 0;
@@ -81,21 +86,23 @@ inline PetscErrorCode parseExpression(const Layout &L, const std::string &text, 
     size_t k = j;
     while (k < text.size() && std::isdigit((unsigned char)text[k])) ++k;
     PetscCheck(!base.empty() && k > j, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: %s '%s': expected a quantity%s at position %zu (%s)", option,
-               text.c_str(), haveNumber ? " after '*'" : "", i + 1, help, L.numGens(), L.numBuses());
-    const PetscInt n = std::atoi(text.substr(j, k - j).c_str()) - 1;
+               text.c_str(), haveNumber ? " after '*'" : "", i + 1, help);
+    // The index as written (a long run of digits is out of range, not wrapped into it).
+    const long long written = k - j > 18 ? -1 : std::strtoll(text.substr(j, k - j).c_str(), nullptr, 10);
+    const PetscInt n = written >= 1 && written <= PETSC_MAX_INT ? (PetscInt)(written - 1) : -1;
     i = k;
     Expression::Term term{coef, Expression::Plain, 0, 0};
     const auto gen = std::find(std::begin(genNames), std::end(genNames), base);
     if (gen != std::end(genNames) || base == "dw") {
-      PetscCheck(n >= 0 && n < L.numGens(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: %s '%s': no generator %" PetscInt_FMT " (1..%" PetscInt_FMT ")", option,
-                 text.c_str(), n + 1, L.numGens());
+      PetscCheck(n >= 0 && n < L.numGens(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: %s '%s': no generator %s (1..%" PetscInt_FMT ")", option,
+                 text.c_str(), text.substr(j, k - j).c_str(), L.numGens());
       term.a = e.slot(L.gs(n, base == "dw" ? 3 : (PetscInt)(gen - std::begin(genNames))));
       if (base == "dw") term.kind = Expression::SpeedDeviation;
     } else {
       PetscCheck(base == "Vr" || base == "Vi" || base == "Vm", PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "wecc9: %s '%s': unknown quantity '%s' (%s)", option,
-                 text.c_str(), base.c_str(), help, L.numGens(), L.numBuses());
-      PetscCheck(n >= 0 && n < L.numBuses(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: %s '%s': no bus %" PetscInt_FMT " (1..%" PetscInt_FMT ")", option,
-                 text.c_str(), n + 1, L.numBuses());
+                 text.c_str(), base.c_str(), help);
+      PetscCheck(n >= 0 && n < L.numBuses(), PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "wecc9: %s '%s': no bus %s (1..%" PetscInt_FMT ")", option,
+                 text.c_str(), text.substr(j, k - j).c_str(), L.numBuses());
       if (base == "Vm") term.kind = Expression::Magnitude, term.a = e.slot(L.vr(n)), term.b = e.slot(L.vi(n));
       else term.a = e.slot(base == "Vr" ? L.vr(n) : L.vi(n));
     }

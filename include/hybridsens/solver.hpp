@@ -220,8 +220,9 @@ private:
 // with PETSc's LU (PCREDUNDANT, the serial factorization) instead of the parallel default
 // MUMPS, whose per-solve set-up dominates below about a thousand unknowns (wecc9, 9 buses,
 // 2 ranks, forward + adjoint: 7.7 s with MUMPS, 1.1 s redundant). Does nothing on one rank,
-// for numStates >= maxStates, or when -pc_type or -pc_factor_mat_solver_type was given.
-// Call after Solver::setFromOptions(), then setFromOptions() again.
+// for numStates >= maxStates, or when -pc_type or -pc_factor_mat_solver_type was given (under
+// the KSP's options prefix). Call it with the other defaults on solver.ts(), before the one
+// Solver::setFromOptions(), which lets the command line override them.
 PetscErrorCode preferRedundantLU(Solver &solver, PetscInt numStates, PetscInt maxStates = 1000);
 
 } // namespace hybridsens

@@ -4,7 +4,8 @@
 //   hybridsens::TaoProblem problem(solver);          // cost 0
 //   Tao tao;  TaoCreate(comm, &tao);  TaoSetType(tao, TAOBNTR);
 //   problem.attach(tao);                              // objective + adjoint gradient + exact Hessian
-//   TaoSetFromOptions(tao);  TaoSolve(tao);
+//   TaoSetFromOptions(tao);  checkTaoType(tao);       // -tao_type: a method this problem can feed
+//   TaoSolve(tao);
 //   problem.finish(tao);                              // solver's parameters := the solution
 //
 // Objective and gradient come from one forward solve and one discrete-adjoint sweep; the
@@ -39,6 +40,15 @@ namespace hybridsens {
 // (collective); setTaoVectorValues: each rank writes its owned entries from values (global order).
 PetscErrorCode taoVectorValues(Vec x, std::vector<PetscReal> &values);
 PetscErrorCode setTaoVectorValues(const std::vector<PetscScalar> &values, Vec x);
+
+// Refuses (PETSC_ERR_SUP, naming -tao_type with the TAO's prefix) a TAO method the problem set
+// on tao cannot feed: an objective with its gradient, a Hessian if one was set (TaoSetHessian),
+// bounds if they were set (TaoSetVariableBounds). Least-squares methods (pounders, brgn) need
+// residuals, the constrained and complementarity ones constraints; methods without bounds
+// would step outside them; Newton methods need a Hessian. PETSc 3.18 does not check: pounders
+// dereferences the missing residual vector in TaoSetUp (SIGSEGV). Call after TaoSetFromOptions(),
+// before TaoSolve().
+PetscErrorCode checkTaoType(Tao tao);
 
 enum class TaoHessian { Assembled, MatrixFree, None };
 enum class TaoGradient { Adjoint, FiniteDifference };

@@ -3,6 +3,8 @@
 
 #include "util/gather.hpp"
 
+#include <string>
+
 namespace hybridsens {
 
 TaoProblem::TaoProblem(Solver &solver, size_t cost) : solver_(solver), cost_(cost), comm_(PetscObjectComm((PetscObject)solver.ts())) {}
@@ -31,6 +33,49 @@ PetscErrorCode setTaoVectorValues(const std::vector<PetscScalar> &values, Vec x)
   PetscCall(VecGetArrayWrite(x, &a));
   for (PetscInt i = lo; i < hi; ++i) a[i - lo] = values[i];
   PetscCall(VecRestoreArrayWrite(x, &a));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode checkTaoType(Tao tao) {
+  // The methods that need an objective and its gradient only (TAONM: the objective only), and
+  // the Newton methods, which also need the Hessian; each pair: those that keep bounds, those
+  // that ignore them.
+  static const char *const boundedFirstOrder[] = {TAOBLMVM, TAOBQNLS, TAOBNCG, TAOBQNKLS, TAOBQNKTR, TAOBQNKTL};
+  static const char *const unboundedFirstOrder[] = {TAOLMVM, TAOCG, TAONM};
+  static const char *const boundedNewton[] = {TAOBNLS, TAOBNTR, TAOBNTL, TAOTRON};
+  // (TAONTL is left out: in PETSc 3.18 it crashes in MatSolve with an assembled dense Hessian;
+  // TAOBNTL, the same method with bounds, works.)
+  static const char *const unboundedNewton[] = {TAONLS, TAONTR};
+  TaoType type;
+  const char *prefix;
+  Vec lower, upper;
+  Mat H, Hpre;
+  PetscErrorCode (*hessian)(Tao, Vec, Mat, Mat, void *) = nullptr;
+  void *ctx;
+  PetscFunctionBeginUser;
+  PetscCall(TaoGetType(tao, &type));
+  PetscCall(TaoGetOptionsPrefix(tao, &prefix));
+  PetscCall(TaoGetVariableBounds(tao, &lower, &upper));
+  PetscCall(TaoGetHessian(tao, &H, &Hpre, &hessian, &ctx));
+  const bool bounded = lower || upper, haveHessian = hessian != nullptr;
+  std::string allowed;
+  bool ok = false;
+  auto consider = [&](const char *const *names, size_t n, bool usable) {
+    if (!usable) return;
+    for (size_t i = 0; i < n; ++i) {
+      ok = ok || (type && std::string(type) == names[i]);
+      allowed += std::string(allowed.empty() ? "" : ", ") + names[i];
+    }
+  };
+  consider(boundedFirstOrder, sizeof boundedFirstOrder / sizeof *boundedFirstOrder, true);
+  consider(unboundedFirstOrder, sizeof unboundedFirstOrder / sizeof *unboundedFirstOrder, !bounded);
+  consider(boundedNewton, sizeof boundedNewton / sizeof *boundedNewton, haveHessian);
+  consider(unboundedNewton, sizeof unboundedNewton / sizeof *unboundedNewton, haveHessian && !bounded);
+  PetscCheck(ok, PetscObjectComm((PetscObject)tao), PETSC_ERR_SUP,
+             "-%stao_type %s is not supported for this problem: an objective with its gradient%s%s (no least-squares residuals, no constraints); "
+             "use one of %s",
+             prefix ? prefix : "", type ? type : "(none)", haveHessian ? ", its Hessian" : ", no Hessian", bounded ? ", bounds on the variables" : "",
+             allowed.c_str());
   PetscFunctionReturn(0);
 }
 
