@@ -23,8 +23,18 @@ static std::string number(PetscReal v) {
   return os.str();
 }
 
+// "in [0, 1]", "> 0", ">= 0", "<= 5", "a finite number": what the value must be.
 std::string Range::describe() const {
-  return (loOpen ? "(" : "[") + number(lo) + ", " + number(hi) + (hiOpen ? ")" : "]");
+  const bool hasLo = lo > -PETSC_MAX_REAL, hasHi = hi < PETSC_MAX_REAL;
+  if (hasLo && hasHi) return "in " + std::string(loOpen ? "(" : "[") + number(lo) + ", " + number(hi) + (hiOpen ? ")" : "]");
+  if (hasLo) return (loOpen ? "> " : ">= ") + number(lo);
+  if (hasHi) return (hiOpen ? "< " : "<= ") + number(hi);
+  return "a finite number";
+}
+
+static std::string integerRange(PetscInt lo, PetscInt hi) {
+  if (hi == PETSC_MAX_INT) return ">= " + std::to_string((long long)lo);
+  return std::to_string((long long)lo) + ".." + std::to_string((long long)hi);
 }
 
 std::string OptionReader::fullName(const char *name) const {
@@ -40,8 +50,7 @@ PetscErrorCode OptionReader::find(const char *name, const char **value, PetscBoo
 
 PetscErrorCode OptionReader::requireValue(const char *name, const char *value, PetscBool found, const char *what) const {
   PetscFunctionBeginUser;
-  PetscCheck(!found || (value && value[0]), items_->comm, PETSC_ERR_USER_INPUT, "Option %s was given without a value (expected %s)",
-             fullName(name).c_str(), what);
+  PetscCheck(!found || (value && value[0]), items_->comm, PETSC_ERR_USER_INPUT, "Option %s needs a value (%s)", fullName(name).c_str(), what);
   PetscFunctionReturn(0);
 }
 
@@ -50,10 +59,10 @@ PetscErrorCode OptionReader::parseReal(const char *name, const char *text, Range
   PetscFunctionBeginUser;
   errno = 0;
   const double x = std::strtod(text, &end);
-  PetscCheck(end != text && *end == '\0', items_->comm, PETSC_ERR_USER_INPUT, "Option %s: '%s' is not a number", fullName(name).c_str(), text);
-  PetscCheck(std::isfinite(x) && errno != ERANGE, items_->comm, PETSC_ERR_USER_INPUT, "Option %s: '%s' is not a finite number",
+  PetscCheck(end != text && *end == '\0', items_->comm, PETSC_ERR_USER_INPUT, "Option %s %s: not a number", fullName(name).c_str(), text);
+  PetscCheck(std::isfinite(x) && errno != ERANGE, items_->comm, PETSC_ERR_USER_INPUT, "Option %s %s: must be a finite number",
              fullName(name).c_str(), text);
-  PetscCheck(range.contains(x), items_->comm, PETSC_ERR_ARG_OUTOFRANGE, "Option %s: %s is outside %s", fullName(name).c_str(), text,
+  PetscCheck(range.contains(x), items_->comm, PETSC_ERR_ARG_OUTOFRANGE, "Option %s %s: must be %s", fullName(name).c_str(), text,
              range.describe().c_str());
   *v = (PetscReal)x;
   PetscFunctionReturn(0);
@@ -64,10 +73,12 @@ PetscErrorCode OptionReader::parseInteger(const char *name, const char *text, Pe
   PetscFunctionBeginUser;
   errno = 0;
   const long long x = std::strtoll(text, &end, 10);
-  PetscCheck(end != text && *end == '\0', items_->comm, PETSC_ERR_USER_INPUT, "Option %s: '%s' is not an integer", fullName(name).c_str(),
-             text);
-  PetscCheck(errno != ERANGE && x >= (long long)lo && x <= (long long)hi, items_->comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "Option %s: %s is outside [%" PetscInt_FMT ", %" PetscInt_FMT "]", fullName(name).c_str(), text, lo, hi);
+  PetscCheck(end != text && *end == '\0', items_->comm, PETSC_ERR_USER_INPUT, "Option %s %s: not an integer", fullName(name).c_str(), text);
+  PetscCheck(errno != ERANGE && x >= (long long)PETSC_MIN_INT && x <= (long long)PETSC_MAX_INT, items_->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Option %s %s: does not fit a PetscInt (%d-bit: at most %" PetscInt_FMT ")", fullName(name).c_str(), text, (int)(8 * sizeof(PetscInt)),
+             (PetscInt)PETSC_MAX_INT);
+  PetscCheck(x >= (long long)lo && x <= (long long)hi, items_->comm, PETSC_ERR_ARG_OUTOFRANGE, "Option %s %s: must be %s", fullName(name).c_str(), text,
+             integerRange(lo, hi).c_str());
   *v = (PetscInt)x;
   PetscFunctionReturn(0);
 }
@@ -82,10 +93,10 @@ PetscErrorCode OptionReader::real(const char *name, const char *help, PetscReal 
   PetscFunctionBeginUser;
   names_.push_back(name);
   PetscCall(find(name, &text, &found));
-  PetscCall(requireValue(name, text, found, ("a real number in " + range.describe()).c_str()));
+  PetscCall(requireValue(name, text, found, ("a number " + range.describe()).c_str()));
   if (found) PetscCall(parseReal(name, text, range, &v));
   // PETSc's registration (for -help and the options GUI); the text is known to parse now.
-  PetscCall(PetscOptionsReal_Private(items_, name, withRange(help, range.describe()).c_str(), "", *value, &v, nullptr));
+  PetscCall(PetscOptionsReal_Private(items_, name, withRange(help, "(" + range.describe() + ")").c_str(), "", *value, &v, nullptr));
   *value = v;
   if (set) *set = found;
   PetscFunctionReturn(0);
@@ -97,12 +108,11 @@ PetscErrorCode OptionReader::integer(const char *name, const char *help, PetscIn
   PetscInt v = *value;
   PetscFunctionBeginUser;
   names_.push_back(name);
-  std::ostringstream r;
-  r << "[" << lo << ", " << hi << "]";
+  const std::string r = integerRange(lo, hi);
   PetscCall(find(name, &text, &found));
-  PetscCall(requireValue(name, text, found, ("an integer in " + r.str()).c_str()));
+  PetscCall(requireValue(name, text, found, ("an integer " + r).c_str()));
   if (found) PetscCall(parseInteger(name, text, lo, hi, &v));
-  PetscCall(PetscOptionsInt_Private(items_, name, withRange(help, r.str()).c_str(), "", *value, &v, nullptr, lo, hi));
+  PetscCall(PetscOptionsInt_Private(items_, name, withRange(help, "(" + r + ")").c_str(), "", *value, &v, nullptr, lo, hi));
   *value = v;
   if (set) *set = found;
   PetscFunctionReturn(0);
@@ -118,7 +128,7 @@ PetscErrorCode OptionReader::boolean(const char *name, const char *help, PetscBo
     const std::string t(text);
     const char *valid[] = {"1", "0", "true", "false", "yes", "no", "on", "off", "TRUE", "FALSE", "YES", "NO", "ON", "OFF", "True", "False"};
     PetscCheck(std::find(std::begin(valid), std::end(valid), t) != std::end(valid), items_->comm, PETSC_ERR_USER_INPUT,
-               "Option %s: '%s' is not a boolean (true/false, yes/no, on/off, 1/0)", fullName(name).c_str(), text);
+               "Option %s %s: not a truth value (true, false, 1, 0, yes, no, on, off)", fullName(name).c_str(), text);
   }
   PetscCall(PetscOptionsBool_Private(items_, name, help, "", *value, &v, nullptr));
   *value = v;
@@ -139,7 +149,7 @@ PetscErrorCode OptionReader::choice(const char *name, const char *help, const st
   PetscCall(requireValue(name, text, found, ("one of " + list).c_str()));
   if (found) {
     auto it = std::find_if(choices.begin(), choices.end(), [&](const char *c) { return std::string(c) == text; });
-    PetscCheck(it != choices.end(), items_->comm, PETSC_ERR_USER_INPUT, "Option %s: '%s' is not one of %s", fullName(name).c_str(), text,
+    PetscCheck(it != choices.end(), items_->comm, PETSC_ERR_USER_INPUT, "Option %s %s: not one of %s", fullName(name).c_str(), text,
                list.c_str());
     v = (PetscInt)(it - choices.begin());
   }
@@ -186,8 +196,8 @@ PetscErrorCode OptionReader::realList(const char *name, const char *help, std::v
   PetscFunctionBeginUser;
   names_.push_back(name);
   PetscCall(find(name, &t, &found));
-  PetscCall(requireValue(name, t, found, ("comma-separated real numbers in " + range.describe()).c_str()));
-  PetscCall(registerText(items_, name, withRange(help, range.describe()).c_str(), ""));
+  PetscCall(requireValue(name, t, found, ("comma-separated numbers, each " + range.describe()).c_str()));
+  PetscCall(registerText(items_, name, withRange(help, "(each " + range.describe() + ")").c_str(), ""));
   if (found) {
     values->clear();
     for (const std::string &item : splitCommas(t)) {
@@ -206,11 +216,10 @@ PetscErrorCode OptionReader::integerList(const char *name, const char *help, std
   PetscBool found;
   PetscFunctionBeginUser;
   names_.push_back(name);
-  std::ostringstream r;
-  r << "[" << lo << ", " << hi << "]";
+  const std::string r = integerRange(lo, hi);
   PetscCall(find(name, &t, &found));
-  PetscCall(requireValue(name, t, found, ("comma-separated integers in " + r.str()).c_str()));
-  PetscCall(registerText(items_, name, withRange(help, r.str()).c_str(), ""));
+  PetscCall(requireValue(name, t, found, ("comma-separated integers, each " + r).c_str()));
+  PetscCall(registerText(items_, name, withRange(help, "(each " + r + ")").c_str(), ""));
   if (found) {
     values->clear();
     for (const std::string &item : splitCommas(t)) {
