@@ -280,8 +280,14 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   t0_ = t0;
   tf_ = tf;
   log_.clear();
-  traj_.clear();
-  PetscCall(traj_.useDisk(dyn_.comm(), opt_.trajectoryDir, u0));
+  {
+    TrajectoryStore::Config cfg;
+    cfg.keepStates = keepStates_;
+    cfg.dir = opt_.trajectoryDir;
+    cfg.maxBytes = opt_.trajectoryMaxMemory;
+    cfg.t0 = t0, cfg.tf = tf;
+    PetscCall(traj_.setUp(dyn_.comm(), cfg, u0));
+  }
   stats_ = EngineStats();
   guards_.resetCounters();
   PetscCall(buildStops(t0, tf));

@@ -11,6 +11,7 @@
 #include "sensitivity/event_tangents.hpp"
 #include "sensitivity/forward_sensitivity.hpp"
 #include "util/gather.hpp"
+#include "hybridsens/second_order.hpp"
 #include "hybridsens/verify.hpp"
 #include "util/user_call.hpp"
 
@@ -160,6 +161,10 @@ PetscErrorCode Solver::solve() {
   std::vector<PetscReal> stops = costEval_->measurementTimes();
   stops.insert(stops.end(), outputTimes_.begin(), outputTimes_.end());
   engine_->setStopTimes(stops);
+  // The states of every step are kept only if something will read them: the adjoint, the
+  // Hessian after this solve, or a later computeHessian() — possible only with second-order
+  // products, so a model without them keeps none in a plain simulation.
+  engine_->keepTrajectoryStates(adjoint_ || hessianOn_ || modelHessian_ || dynamic_cast<const SecondOrderModel *>(&model_));
   if (forward_ || adjoint_) {
     JumpTerms terms;
     PetscCall(terms.setFromOptions(model_.comm()));
