@@ -135,7 +135,7 @@ TEST(TrajectoryStore, PlainSimulationKeepsNothingPerStep) {
 // with the in-memory gradient.
 TEST(TrajectoryStore, MaxMemoryIsRefusedWithTheWayOut) {
   const Outcome refused = run(0.5, true, "-hs_trajectory_max_memory 64k");
-  EXPECT_EQ(refused.ierr, PETSC_ERR_MEM);
+  EXPECT_EQ(refused.ierr, PETSC_ERR_ARG_OUTOFRANGE);
   EXPECT_NE(refused.error.find("-hs_trajectory_max_memory"), std::string::npos) << refused.error;
   EXPECT_NE(refused.error.find("-hs_trajectory_dir"), std::string::npos) << refused.error;
   EXPECT_NE(refused.error.find("per step"), std::string::npos) << refused.error;

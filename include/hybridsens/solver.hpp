@@ -178,6 +178,8 @@ public:
 
 private:
   PetscErrorCode build();
+  PetscErrorCode solveOnce();
+  bool secondOrderAvailable() const;
   PetscErrorCode defaultInitialStateIndices();
   template <class F> PetscErrorCode withHessianSweeps(F &&f);
 

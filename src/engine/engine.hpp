@@ -55,6 +55,8 @@ public:
   // Whether the trajectory keeps the states and stages (the reverse sweeps read them; a plain
   // simulation does not need them). Times and modes are always kept.
   void keepTrajectoryStates(bool on) { keepStates_ = on; }
+  // Drop the trajectory's records, files and directory now (the step count stays).
+  void releaseTrajectory() { traj_.release(); }
   // Integrate from (t0, u0) in the dynamics' current mode to tf. u0 must be consistent for a
   // DAE (Solver::initialize does that). The final state stays in the TS solution vector.
   PetscErrorCode run(Vec u0, PetscReal t0, PetscReal tf);

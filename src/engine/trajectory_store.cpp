@@ -31,6 +31,13 @@ void TrajectoryStore::clear() {
   filesWritten_ = 0;
 }
 
+void TrajectoryStore::release() {
+  const PetscInt n = count_;
+  clear();
+  count_ = n;
+  cfg_.keepStates = false;
+}
+
 std::string TrajectoryStore::fileName(PetscInt step) const {
   char name[64];
   std::snprintf(name, sizeof(name), "/step-%06d.bin", (int)step);
@@ -141,8 +148,8 @@ PetscErrorCode TrajectoryStore::setUp(MPI_Comm comm, const Config &cfg, Vec layo
 PetscErrorCode TrajectoryStore::checkStates(MPI_Comm comm) const {
   PetscFunctionBeginUser;
   PetscCheck(cfg_.keepStates, comm, PETSC_ERR_ARG_WRONGSTATE,
-             "the last solve kept no trajectory states: it was a plain simulation (no -hs_adjoint, no -hs_hessian, no second-order model), "
-             "so nothing was going to read them");
+             "the trajectory of the last solve() was not kept: nothing that reads it after the solve was requested "
+             "(-hs_adjoint, -hs_hessian, or a second-order model registered before solve())");
   PetscFunctionReturn(0);
 }
 
@@ -217,7 +224,8 @@ PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, Pet
       if (storedBytes_ + stepBytes > limitBytes_) {
         const double done = (double)(time - cfg_.t0), whole = (double)(cfg_.tf - cfg_.t0);
         const double projected = done > 0 ? (storedBytes_ + stepBytes) * whole / done : 0;
-        SETERRQ(comm, PETSC_ERR_MEM,
+        // (Not PETSC_ERR_MEM, whose header says memory ran out: nothing has yet.)
+        SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE,
                 "the trajectory kept in memory for the reverse sweeps (-hs_adjoint / Hessians) would exceed %s (%s) at step %" PetscInt_FMT
                 ", t = %g of [%g, %g]: %s per step, about %s for the whole run at this pace. Keep it on disk with -hs_trajectory_dir DIR%s",
                 formatBytes(limitBytes_).c_str(), limitFromOption_ ? "-hs_trajectory_max_memory" : "3/4 of the memory available at the start",

@@ -46,6 +46,8 @@ public:
   PetscErrorCode setUp(MPI_Comm comm, const Config &cfg, Vec layout);
   // Drops the records, the files and the run's directory (local: safe after an error).
   void clear();
+  // As clear(), but size() stays and keepsStates() becomes false (a later reader is told why).
+  void release();
   // Record the step that ended at `time` with state U (U⁻ at an event) and the stages in ts.
   PetscErrorCode record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U, const DiscreteState &mode);
   // Load record `step` into ts for the adjoint step that ends there (vec_sol, stages, time,
