@@ -2,7 +2,9 @@
 """Output files are complete or an error, and a failed write keeps the previous file.
 
 A full disk is simulated with RLIMIT_FSIZE (writes past the limit fail with EFBIG, SIGXFSZ
-ignored), which needs no root and no special file system. For -hs_summary and for the examples'
+ignored), which needs no root and no special file system. The limit is 64 KiB, with
+PMIX_MCA_gds=hash so that MPI's start-up writes no shared-memory files of its own; every output
+here is larger than twice that. For -hs_summary and for the examples'
 CSV writers (wecc9 -wecc9_states, hysteresis_oscillator -trajectory_csv): a good run writes the
 file; the same run again under a file-size limit smaller than the file must fail with an error
 naming the option and the path, leave the previous file byte for byte, and leave no temporary
@@ -31,14 +33,18 @@ def limited(nbytes):
     return apply
 
 
+LIMIT = 64 * 1024
+
+
 def run(cmd, limit=None):
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, preexec_fn=limited(limit) if limit else None)
+    env = dict(os.environ, PMIX_MCA_gds="hash")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, preexec_fn=limited(limit) if limit else None)
 
 
 WRITERS = [
-    ("-hs_summary", "galan_scalar", ["-hs_forward"]),
-    ("-wecc9_states", "wecc9", ["-ts_max_time", "0.3"]),
-    ("-trajectory_csv", "hysteresis_oscillator", ["-ts_max_time", "1"]),
+    ("-hs_summary", "galan_scalar", ["-hs_forward", "-hs_output_times", ",".join(f"{0.004 * (i + 1):.3f}" for i in range(1000))]),
+    ("-wecc9_states", "wecc9", ["-ts_max_time", "3"]),
+    ("-trajectory_csv", "hysteresis_oscillator", ["-ts_max_time", "2"]),
 ]
 
 for option, example, opts in WRITERS:
@@ -54,7 +60,8 @@ for option, example, opts in WRITERS:
             print(good.stdout + good.stderr)
             continue
         before = open(target, "rb").read()
-        limit = max(64, len(before) // 2)
+        limit = LIMIT
+        check(len(before) > 2 * limit, f"{option}: the output ({len(before)} bytes) exceeds twice the limit")
         bad = run([exe, option, target] + opts, limit=limit)
         out = bad.stdout + bad.stderr
         check(bad.returncode != 0, f"{option}: a write failing half-way (file size limit {limit} bytes) is an error, not exit 0")

@@ -87,7 +87,13 @@ PetscErrorCode AtomicFile::commit() {
     int err = writeErrno_;
     errno = 0;
     if (std::fflush(file_) != 0 && !err) err = errno;
-    if (std::ferror(file_) && !err) err = errno ? errno : EIO;
+    if (std::ferror(file_) && !err) {
+      // A write through file() (fprintf) failed earlier and its errno is gone: write one more
+      // byte to learn the cause (the file is discarded anyway).
+      std::clearerr(file_);
+      errno = 0;
+      err = (std::fputc('\n', file_) == EOF || std::fflush(file_) != 0) && errno ? errno : EIO;
+    }
     // On disk before it replaces the previous file: a crash right after the rename must not
     // leave an empty file in its place.
     if (!temp_.empty() && !err && fsync(fileno(file_)) != 0) err = errno;
