@@ -219,6 +219,14 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
   for (const EventId &id : ids) {
     if (id.kind == EventId::Guard && !guards_.active(id.index, dyn_.mode)) continue;
     EventRecord r;
+    // The record's vectors belong to the log once added; an error before that (a grazing
+    // crossing, a failing transition or reset) must not leak them.
+    struct PendingRecord {
+      EventRecord *r;
+      ~PendingRecord() {
+        if (r) VecDestroy(&r->uminus), VecDestroy(&r->uplus), VecDestroy(&r->udotminus), VecDestroy(&r->udotplus);
+      }
+    } pending{&r};
     r.step = step;
     r.time = t;
     r.id = id;
@@ -255,6 +263,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     PetscCall(VecCopy(X, r.uplus));
     PetscCall(VecDuplicate(X, &r.udotplus));
     PetscCall(dyn_.timeDerivative(t, X, after, r.udotplus));
+    pending.r = nullptr;
     EventRecord &rec = log_.add(std::move(r));
     ++stats_.events;
     if (opt_.monitor)
