@@ -60,7 +60,7 @@ public:
 struct Outcome {
   PetscErrorCode ierr = 0;
   PetscInt steps = 0;
-  double heapGrowth = 0;  // bytes in use after the solve (solver alive) minus before it
+  double heapGrowth = 0;  // bytes in use at the end of the forward run minus before the solve
   std::vector<std::vector<PetscScalar>> gradient;
   std::string error;
 };
@@ -87,9 +87,16 @@ Outcome run(PetscReal T, bool adjoint, const std::string &options = "") {
   };
   o.ierr = configure();
   if (o.ierr) return o;
+  // Heap in use at the last step of the forward run, when the trajectory is complete (the
+  // solve releases it at the end when nothing can read it any more).
+  double atLastStep = 0;
+  s.setForwardMonitor([&atLastStep](const ForwardSample &) -> PetscErrorCode {
+    atLastStep = (double)mallinfo2().uordblks;
+    return 0;
+  });
   const size_t before = mallinfo2().uordblks;
   o.ierr = s.solve();
-  o.heapGrowth = (double)mallinfo2().uordblks - (double)before;
+  o.heapGrowth = atLastStep - (double)before;
   o.error = capture.message();
   if (!o.ierr) o.steps = s.stats().steps, o.gradient = s.adjointGradientP();
   return o;

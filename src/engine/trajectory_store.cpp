@@ -20,7 +20,7 @@ TrajectoryStore::~TrajectoryStore() {
 }
 
 void TrajectoryStore::clear() {
-  entries_.clear();
+  std::vector<Entry>().swap(entries_);  // (clear() would keep the capacity)
   count_ = 0;
   storedBytes_ = 0;
   if (!runDir_.empty()) {
