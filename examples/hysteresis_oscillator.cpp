@@ -353,18 +353,6 @@ struct TrajectoryWriter {
   }
 };
 
-static PetscErrorCode openOnRankZero(const char *path, FILE **f) {
-  PetscMPIInt rank;
-  PetscFunctionBeginUser;
-  *f = nullptr;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  if (rank == 0) {
-    *f = std::fopen(path, "w");
-    PetscCheck(*f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open %s", path);
-  }
-  PetscFunctionReturn(0);
-}
-
 int main(int argc, char **argv) {
   PetscCall(PetscInitialize(&argc, &argv, nullptr, "Hysteretic oscillator with memory (seed 000 §5.2) with hybridsens.\n"));
   {
@@ -407,8 +395,11 @@ int main(int argc, char **argv) {
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
 
     TrajectoryWriter traj{nullptr, &solver, &model};
+    // Both CSV files are written completely or not at all (rank 0 writes; see atomic_file.hpp).
+    AtomicFile trajOut, adjOut;
     if (writeTrajectory) {
-      PetscCall(openOnRankZero(trajectoryPath, &traj.file));
+      PetscCall(trajOut.open(PETSC_COMM_WORLD, "-trajectory_csv", trajectoryPath));
+      traj.file = trajOut.file();
       if (traj.file) {
         std::fprintf(traj.file, "t,xi,u,v,ustar,zstar,z");
         if (solver.forwardSensitivities()) std::fprintf(traj.file, ",du_dka,du_dkb,du_dalpha,du_dbeta,dz_dka,dz_dkb,dz_dalpha,dz_dbeta");
@@ -418,7 +409,8 @@ int main(int argc, char **argv) {
     }
     FILE *adjFile = nullptr;
     if (writeAdjoint) {
-      PetscCall(openOnRankZero(adjointPath, &adjFile));
+      PetscCall(adjOut.open(PETSC_COMM_WORLD, "-adjoint_csv", adjointPath));
+      adjFile = adjOut.file();
       if (adjFile) std::fprintf(adjFile, "t,kind,lambda_u,lambda_v,lambda_ustar,lambda_zstar\n");
       const PetscInt shown[4] = {model.U, model.V, model.USTAR, model.ZSTAR};
       solver.setAdjointMonitor([adjFile, shown](const AdjointSample &s) -> PetscErrorCode {
@@ -437,8 +429,8 @@ int main(int argc, char **argv) {
     // Output of this solve only (-hs_check_gradient solves again).
     PetscCall(TSMonitorCancel(ts));
     solver.setAdjointMonitor(nullptr);
-    if (traj.file) std::fclose(traj.file);
-    if (adjFile) std::fclose(adjFile);
+    PetscCall(trajOut.commit());
+    PetscCall(adjOut.commit());
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hysteresis_oscillator (%s): k_a = %g, k_b = %g, alpha = %g, beta = %g, T = %g, %zu reversals\n",
                           dae ? "DAE" : "ODE", (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(),

@@ -433,9 +433,9 @@ int main(int argc, char **argv) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "(truth q* = (10, 60, 2.666666667, 25, 30); 'max rel' = max_i |q_i - q*_i| / |q*_i|; solves = forward "
                                               "simulations, grads = adjoint sweeps, H/Hv = Hessians or Hessian-vector products)\n"));
     }
-    if (fitSummarySet && rank0()) {
-      FILE *f = std::fopen(fitSummary, "w");
-      PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open %s", fitSummary);
+    AtomicFile fitOut;  // complete or not at all (see atomic_file.hpp); rank 0 writes
+    if (fitSummarySet) PetscCall(fitOut.open(PETSC_COMM_WORLD, "-fit_summary", fitSummary));
+    if (FILE *f = fitOut.file()) {
       std::fprintf(f, "{\"fits\": [");
       for (size_t i = 0; i < results.size(); ++i) {
         const FitResult &r = results[i];
@@ -446,8 +446,8 @@ int main(int argc, char **argv) {
                      TaoConvergedReasons[r.reason], (double)r.q[0], (double)r.q[1], (double)r.q[2], (double)r.q[3], (double)r.q[4]);
       }
       std::fprintf(f, "]}\n");
-      std::fclose(f);
     }
+    PetscCall(fitOut.commit());
   }
   PetscCall(PetscFinalize());
   return 0;

@@ -327,7 +327,7 @@ int main(int argc, char **argv) {
         if (costs[k]->hasIntegrand()) fwdCSV.integralCosts.push_back(k);
     }
     if (writeFwd) {
-      PetscCall(openCSV(fwdFile, fwdCSV));
+      PetscCall(openCSV("-wecc9_sensitivities", fwdFile, fwdCSV));
       if (fwdCSV.file) {
         std::fprintf(fwdCSV.file, "t,kind,event");
         for (size_t k : fwdCSV.integralCosts) {
@@ -343,7 +343,7 @@ int main(int argc, char **argv) {
       solver.setForwardMonitor([&fwdCSV](const ForwardSample &x) { return writeForwardSample(fwdCSV, x); });
     }
     if (writeAdj) {
-      PetscCall(openCSV(adjFile, adjCSV));
+      PetscCall(openCSV("-wecc9_adjoint", adjFile, adjCSV));
       if (adjCSV.file) {
         std::fprintf(adjCSV.file, "t,kind,event");
         for (const auto &c : costNames)
@@ -355,25 +355,20 @@ int main(int argc, char **argv) {
     }
     StateWriter writer;
     if (writeTrajectory) {
-      PetscMPIInt rank;
-      PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-      if (!rank) {
-        writer.file = std::fopen(statesFile, "w");
-        PetscCheck(writer.file, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "wecc9: cannot write %s", statesFile);
-      }
+      PetscCall(writer.out.open(PETSC_COMM_WORLD, "-wecc9_states", statesFile));
+      writer.file = writer.out.file();
       PetscCall(TSMonitorSet(ts, writeStates, &writer, nullptr));
     }
     const double wall0 = MPI_Wtime();
     PetscCall(solver.solve());
     const double wall = MPI_Wtime() - wall0;
-    for (TrajectoryCSV *w : {&fwdCSV, &adjCSV})
-      if (w->file) std::fclose(w->file), w->file = nullptr;
+    for (TrajectoryCSV *w : {&fwdCSV, &adjCSV}) PetscCall(commitOutput(*w));
     // The trajectories are of this solve only (-hs_check_gradient solves again).
     solver.setForwardMonitor(nullptr);
     solver.setAdjointMonitor(nullptr);
     if (writeTrajectory) {
       PetscCall(TSMonitorCancel(ts));
-      if (writer.file) std::fclose(writer.file);
+      PetscCall(commitOutput(writer));
       PetscCall(VecScatterDestroy(&writer.toZero));
       PetscCall(VecDestroy(&writer.all));
     }

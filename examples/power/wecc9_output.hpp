@@ -4,13 +4,18 @@
 
 #include "wecc9_costs.hpp"
 
+#include "hybridsens/atomic_file.hpp"
+
 namespace wecc9 {
 using namespace hybridsens;
 
 // -wecc9_states FILE: every step start (post-event state) and the final state, one CSV line
 // "t,u_0,...,u_{n-1}" each, written by rank 0 (for the PETSc peer test and the plotting script).
+// Every output file of the driver is an AtomicFile: complete after the solve, or an error and
+// the previous file untouched.
 struct StateWriter {
-  FILE *file = nullptr;
+  AtomicFile out;
+  FILE *file = nullptr;  // out.file(): rank 0 only
   VecScatter toZero = nullptr;
   Vec all = nullptr;
   PetscReal lastT = -1;
@@ -75,7 +80,8 @@ inline PetscErrorCode gatherRows(Vec u, Mat S, PetscInt np, const std::vector<Pe
 //   λ_k at the state row of every single-state quantity of -wecc9_sensitivity_rows, for every
 //   cost k (∂J_k/∂u(t); e.g. for -wecc9_terminal_cost VR3 it jumps at VR3's limiter events).
 struct TrajectoryCSV {
-  FILE *file = nullptr;  // rank 0 only
+  AtomicFile out;
+  FILE *file = nullptr;  // out.file(): rank 0 only
   std::vector<Expression> quantities;
   std::vector<PetscInt> rows;  // union of the quantities' reads
   std::vector<size_t> integralCosts;
@@ -98,17 +104,22 @@ struct TrajectoryCSV {
   }
 };
 
-inline PetscErrorCode openCSV(const char *name, TrajectoryCSV &w) {
-  PetscMPIInt rank;
+// Collective; `option` names the file in errors.
+inline PetscErrorCode openCSV(const char *option, const char *name, TrajectoryCSV &w) {
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  if (!rank) {
-    w.file = std::fopen(name, "w");
-    PetscCheck(w.file, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "wecc9: cannot write %s", name);
-  }
+  PetscCall(w.out.open(PETSC_COMM_WORLD, option, name));
+  w.file = w.out.file();
   for (const Expression &e : w.quantities)
     for (PetscInt r : e.reads)
       if (std::find(w.rows.begin(), w.rows.end(), r) == w.rows.end()) w.rows.push_back(r);
+  PetscFunctionReturn(0);
+}
+
+// Collective: the file is complete (an error if any write failed); no-op if it was not opened.
+template <class Writer> PetscErrorCode commitOutput(Writer &w) {
+  PetscFunctionBeginUser;
+  w.file = nullptr;
+  PetscCall(w.out.commit());
   PetscFunctionReturn(0);
 }
 

@@ -1,6 +1,7 @@
 // hybridsens: hybrid ODE/DAE simulation with exact discrete sensitivities through events.
 #pragma once
 
+#include "hybridsens/atomic_file.hpp"
 #include "hybridsens/event_log.hpp"
 #include "hybridsens/hessian.hpp"
 #include "hybridsens/memory.hpp"

@@ -33,6 +33,10 @@ struct EngineOptions {
   PetscBool reuseAdjointJacobians = PETSC_TRUE;
   std::string summaryFile;           // -hs_summary FILE: JSON summary
   std::string trajectoryDir;         // -hs_trajectory_dir DIR: keep the trajectory on disk
+  // -hs_trajectory_max_memory BYTES (suffix k, M, G: powers of 1024): the most the trajectory
+  // kept in memory for the reverse sweeps may take, all ranks together; 0: 3/4 of the memory
+  // available when the run starts. Reaching it is an error that points to -hs_trajectory_dir.
+  PetscReal trajectoryMaxMemory = 0;
 
   PetscErrorCode read(OptionReader &r);
   // Reads the engine options alone, in their own block (the Solver reads them with the rest).

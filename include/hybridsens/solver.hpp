@@ -184,6 +184,8 @@ private:
   PetscErrorCode build();
   PetscErrorCode resolveInitialStateIndices();
   PetscErrorCode checkOutputTimes(PetscReal t0, PetscReal tf) const;
+  PetscErrorCode solveOnce();
+  bool secondOrderAvailable() const;
   template <class F> PetscErrorCode withHessianSweeps(F &&f);
 
   const HybridModel &model_;

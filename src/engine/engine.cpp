@@ -261,6 +261,14 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
   for (const EventId &id : ids) {
     if (id.kind == EventId::Guard && !guards_.active(id.index, dyn_.mode)) continue;
     EventRecord r;
+    // The record's vectors belong to the log once added; an error before that (a grazing
+    // crossing, a failing transition or reset) must not leak them.
+    struct PendingRecord {
+      EventRecord *r;
+      ~PendingRecord() {
+        if (r) VecDestroy(&r->uminus), VecDestroy(&r->uplus), VecDestroy(&r->udotminus), VecDestroy(&r->udotplus);
+      }
+    } pending{&r};
     r.step = step;
     r.time = t;
     r.onStepGrid = id.kind == EventId::Time && timeEventsOnGrid_;
@@ -298,6 +306,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     PetscCall(VecCopy(X, r.uplus));
     PetscCall(VecDuplicate(X, &r.udotplus));
     PetscCall(dyn_.timeDerivative(t, X, after, r.udotplus));
+    pending.r = nullptr;
     EventRecord &rec = log_.add(std::move(r));
     ++stats_.events;
     if (opt_.monitor)
@@ -358,8 +367,14 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   t0_ = t0;
   tf_ = tf;
   log_.clear();
-  traj_.clear();
-  PetscCall(traj_.useDisk(dyn_.comm(), opt_.trajectoryDir, u0));
+  {
+    TrajectoryStore::Config cfg;
+    cfg.keepStates = keepStates_;
+    cfg.dir = opt_.trajectoryDir;
+    cfg.maxBytes = opt_.trajectoryMaxMemory;
+    cfg.t0 = t0, cfg.tf = tf;
+    PetscCall(traj_.setUp(dyn_.comm(), cfg, u0));
+  }
   stats_ = EngineStats();
   guards_.resetCounters();
   PetscCall(buildStops(t0, tf));

@@ -52,6 +52,11 @@ public:
   void addObserver(EngineObserver *o) { observers_.push_back(o); }
   // Extra step boundaries without events (measurement and output times).
   void setStopTimes(std::vector<PetscReal> t) { extraStops_ = std::move(t); }
+  // Whether the trajectory keeps the states and stages (the reverse sweeps read them; a plain
+  // simulation does not need them). Times and modes are always kept.
+  void keepTrajectoryStates(bool on) { keepStates_ = on; }
+  // Drop the trajectory's records, files and directory now (the step count stays).
+  void releaseTrajectory() { traj_.release(); }
   // Integrate from (t0, u0) in the dynamics' current mode to tf. u0 must be consistent for a
   // DAE (Solver::initialize does that). The final state stays in the TS solution vector.
   PetscErrorCode run(Vec u0, PetscReal t0, PetscReal tf);
@@ -105,6 +110,7 @@ private:
   GuardEvaluator guards_;
   EventLog log_;
   TrajectoryStore traj_;
+  bool keepStates_ = true;
   EngineStats stats_;
   std::vector<EngineObserver *> observers_;
   std::vector<PetscReal> extraStops_;

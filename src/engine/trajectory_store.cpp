@@ -4,75 +4,249 @@
 
 #include <petsc/private/tsimpl.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace hybridsens {
 
-void TrajectoryStore::clear() {
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    auto &e = entries_[i];
-    VecDestroy(&e.U);
-    for (auto &s : e.stages) VecDestroy(&s);
-    if (!dir_.empty()) {
-      std::remove(fileName((PetscInt)i).c_str());
-      std::remove((fileName((PetscInt)i) + ".info").c_str());
-    }
-  }
-  entries_.clear();
+TrajectoryStore::~TrajectoryStore() {
+  clear();
+  VecDestroy(&scratch_);
 }
 
-PetscErrorCode TrajectoryStore::useDisk(MPI_Comm comm, const std::string &dir, Vec layout) {
-  PetscMPIInt rank;
-  PetscFunctionBeginUser;
-  PetscCall(VecDestroy(&diskState_));
-  if (!dir.empty()) PetscCall(VecDuplicate(layout, &diskState_));
-  comm_ = comm;
-  dir_ = dir;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!dir.empty() && rank == 0) PetscCall(PetscMkdir(dir.c_str()));
-  PetscCallMPI(MPI_Barrier(comm));
-  PetscFunctionReturn(0);
+void TrajectoryStore::clear() {
+  std::vector<Entry>().swap(entries_);  // (clear() would keep the capacity)
+  count_ = 0;
+  storedBytes_ = 0;
+  if (!runDir_.empty()) {
+    for (PetscInt i = 0; i < filesWritten_; ++i) std::remove(fileName(i).c_str());
+    rmdir(runDir_.c_str());
+  }
+  runDir_.clear();
+  filesWritten_ = 0;
+}
+
+void TrajectoryStore::release() {
+  const PetscInt n = count_;
+  clear();
+  count_ = n;
+  cfg_.keepStates = false;
 }
 
 std::string TrajectoryStore::fileName(PetscInt step) const {
   char name[64];
   std::snprintf(name, sizeof(name), "/step-%06d.bin", (int)step);
-  return dir_ + name;
+  return runDir_ + name;
 }
 
-PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U,
-                                       const DiscreteState &mode) {
-  ScopedLogEvent log(LogEvent::Trajectory);
+// The vectors a record holds: U, then the stages of the step (step > 0). For stiffly accurate
+// methods the last stage is the solution itself (as TSTrajectoryBasic).
+static PetscErrorCode recordVectors(TS ts, PetscInt step, Vec U, std::vector<Vec> &vecs) {
   PetscFunctionBeginUser;
-  PetscCheck(step == (PetscInt)entries_.size(), PetscObjectComm((PetscObject)ts), PETSC_ERR_PLIB,
-             "trajectory records out of order: step %" PetscInt_FMT " after %zu records", step, entries_.size());
-  Entry e;
-  e.time = time;
-  e.tprev = tprev;
-  e.mode = mode;
-  std::vector<Vec> vecs = {U};
+  vecs.assign(1, U);
   if (step > 0) {
     PetscInt ns;
     Vec *Y;
     PetscCall(TSGetStages(ts, &ns, &Y));
     for (PetscInt i = 0; i < ns; ++i)
-      // For stiffly accurate methods the last stage is the solution itself (as TSTrajectoryBasic).
       if (!(ts->stifflyaccurate && i == ns - 1)) vecs.push_back(Y[i]);
   }
-  if (dir_.empty()) {
-    PetscCall(VecDuplicate(U, &e.U));
-    PetscCall(VecCopy(U, e.U));
-    for (size_t i = 1; i < vecs.size(); ++i) {
-      Vec s;
-      PetscCall(VecDuplicate(vecs[i], &s));
-      PetscCall(VecCopy(vecs[i], s));
-      e.stages.push_back(s);
+  PetscFunctionReturn(0);
+}
+
+static std::string formatBytes(double b) {
+  char s[64];
+  const double k = 1024;  // as the k, M, G of -hs_trajectory_max_memory
+  if (b < 10 * k) std::snprintf(s, sizeof s, "%.0f bytes", b);
+  else if (b < 10 * k * k) std::snprintf(s, sizeof s, "%.1f KiB", b / k);
+  else if (b < 10 * k * k * k) std::snprintf(s, sizeof s, "%.1f MiB", b / (k * k));
+  else std::snprintf(s, sizeof s, "%.1f GiB", b / (k * k * k));
+  return s;
+}
+
+// Memory this process may still use: MemAvailable (or the free pages), and within a cgroup
+// (a container, a batch job) what is left below its limit. Negative: unknown.
+static double availableMemory() {
+  double avail = -1;
+  if (FILE *f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    double kb;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "MemAvailable: %lf kB", &kb) == 1) avail = kb * 1024;
+    std::fclose(f);
+  }
+  if (avail < 0) {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && size > 0) avail = (double)pages * (double)size;
+  }
+  double limit = 0, current = 0;
+  FILE *fm = std::fopen("/sys/fs/cgroup/memory.max", "r"), *fc = std::fopen("/sys/fs/cgroup/memory.current", "r");
+  if (fm && fc && std::fscanf(fm, "%lf", &limit) == 1 && std::fscanf(fc, "%lf", &current) == 1 && limit > current)
+    avail = avail < 0 ? limit - current : std::min(avail, limit - current);
+  if (fm) std::fclose(fm);
+  if (fc) std::fclose(fc);
+  return avail;
+}
+
+// The limit on the whole trajectory (all ranks): the option, and 3/4 of the memory available
+// to the ranks of each node, shared by them in proportion to their part of the state. Every
+// rank agrees on it, so the check in record() needs no communication.
+PetscErrorCode TrajectoryStore::memoryLimit(Vec layout) {
+  PetscInt n, N;
+  MPI_Comm node;
+  PetscMPIInt onNode;
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(layout, &n));
+  PetscCall(VecGetSize(layout, &N));
+  PetscCallMPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  PetscCallMPI(MPI_Comm_size(node, &onNode));
+  PetscCallMPI(MPI_Comm_free(&node));
+  const double avail = availableMemory();
+  double mine = std::numeric_limits<double>::max();
+  if (avail > 0 && n > 0) mine = 0.75 * avail / onNode * (double)N / (double)n;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MIN, comm_));
+  limitBytes_ = mine;
+  limitFromOption_ = cfg_.maxBytes > 0 && cfg_.maxBytes < mine;
+  if (limitFromOption_) limitBytes_ = cfg_.maxBytes;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TrajectoryStore::setUp(MPI_Comm comm, const Config &cfg, Vec layout) {
+  PetscMPIInt rank;
+  PetscFunctionBeginUser;
+  clear();
+  PetscCall(VecDestroy(&scratch_));
+  comm_ = comm;
+  cfg_ = cfg;
+  if (!cfg.keepStates) PetscFunctionReturn(0);
+  PetscCall(VecDuplicate(layout, &scratch_));
+  if (cfg.dir.empty()) {
+    PetscCall(memoryLimit(layout));
+    PetscFunctionReturn(0);
+  }
+  // A directory of this run's own on every rank (no collective needed to clean it up, and it
+  // works whether or not the ranks share a file system).
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (mkdir(cfg.dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    // (not fatal by itself: mkdtemp below reports what is wrong with the path)
+  }
+  std::string tmpl = cfg.dir + "/hybridsens-trajectory-" + std::to_string((long)getpid()) + "-r" + std::to_string(rank) + "-XXXXXX";
+  int err[2] = {0, rank};
+  if (mkdtemp(&tmpl[0])) runDir_ = tmpl;
+  else err[0] = errno;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, err, 1, MPI_2INT, MPI_MAXLOC, comm));
+  PetscCheck(err[0] == 0, comm, PETSC_ERR_FILE_OPEN, "-hs_trajectory_dir %s: cannot create a directory for the trajectory in it (rank %d): %s",
+             cfg.dir.c_str(), err[1], std::strerror(err[0]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TrajectoryStore::checkStates(MPI_Comm comm) const {
+  PetscFunctionBeginUser;
+  PetscCheck(cfg_.keepStates, comm, PETSC_ERR_ARG_WRONGSTATE,
+             "the trajectory of the last solve() was not kept: nothing that reads it after the solve was requested "
+             "(-hs_adjoint, -hs_hessian, or a second-order model registered before solve())");
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TrajectoryStore::writeStep(PetscInt step, const std::vector<Vec> &vecs) const {
+  int err[2] = {0, 0};
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm_, &err[1]));
+  const std::string name = fileName(step);
+  FILE *f = std::fopen(name.c_str(), "wb");
+  if (!f) err[0] = errno;
+  for (Vec x : vecs) {
+    const PetscScalar *a;
+    PetscInt n;
+    PetscCall(VecGetLocalSize(x, &n));
+    PetscCall(VecGetArrayRead(x, &a));
+    if (f && !err[0] && std::fwrite(a, sizeof(PetscScalar), (size_t)n, f) != (size_t)n) err[0] = errno ? errno : EIO;
+    PetscCall(VecRestoreArrayRead(x, &a));
+  }
+  if (f && std::fflush(f) != 0 && !err[0]) err[0] = errno;
+  if (f && std::fclose(f) != 0 && !err[0]) err[0] = errno;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, err, 1, MPI_2INT, MPI_MAXLOC, comm_));
+  PetscCheck(err[0] == 0, comm_, PETSC_ERR_FILE_WRITE, "-hs_trajectory_dir %s: writing step %" PetscInt_FMT " of the trajectory failed (rank %d, %s): %s",
+             cfg_.dir.c_str(), step, err[1], name.c_str(), std::strerror(err[0]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TrajectoryStore::readStep(PetscInt step, const std::vector<Vec> &vecs) const {
+  int err[2] = {0, 0};
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm_, &err[1]));
+  const std::string name = fileName(step);
+  FILE *f = std::fopen(name.c_str(), "rb");
+  if (!f) err[0] = errno;
+  for (Vec x : vecs) {
+    PetscScalar *a;
+    PetscInt n;
+    PetscCall(VecGetLocalSize(x, &n));
+    PetscCall(VecGetArrayWrite(x, &a));
+    if (f && !err[0] && std::fread(a, sizeof(PetscScalar), (size_t)n, f) != (size_t)n) err[0] = std::ferror(f) ? (errno ? errno : EIO) : ENODATA;
+    PetscCall(VecRestoreArrayWrite(x, &a));
+  }
+  if (f) std::fclose(f);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, err, 1, MPI_2INT, MPI_MAXLOC, comm_));
+  PetscCheck(err[0] == 0, comm_, PETSC_ERR_FILE_READ, "-hs_trajectory_dir %s: reading step %" PetscInt_FMT " of the trajectory failed (rank %d, %s): %s",
+             cfg_.dir.c_str(), step, err[1], name.c_str(), std::strerror(err[0]));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U, const DiscreteState &mode) {
+  ScopedLogEvent log(LogEvent::Trajectory);
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
+  PetscFunctionBeginUser;
+  PetscCheck(step == count_, comm, PETSC_ERR_PLIB, "trajectory records out of order: step %" PetscInt_FMT " after %" PetscInt_FMT " records", step, count_);
+  ++count_;
+  if (!cfg_.keepStates) PetscFunctionReturn(0);
+  Entry e;
+  e.time = time;
+  e.tprev = tprev;
+  e.mode = mode;
+  {
+    std::vector<Vec> vecs;
+    PetscCall(recordVectors(ts, step, U, vecs));
+    if (!runDir_.empty()) {
+      PetscCall(writeStep(step, vecs));
+      filesWritten_ = step + 1;
+    } else {
+      PetscInt n, N, local = 0;
+      PetscCall(VecGetSize(U, &N));
+      PetscCall(VecGetLocalSize(U, &n));
+      const double stepBytes = (double)vecs.size() * (double)N * sizeof(PetscScalar);
+      // Same numbers on every rank: all of them stop here together.
+      if (storedBytes_ + stepBytes > limitBytes_) {
+        const double done = (double)(time - cfg_.t0), whole = (double)(cfg_.tf - cfg_.t0);
+        const double projected = done > 0 ? (storedBytes_ + stepBytes) * whole / done : 0;
+        // (Not PETSC_ERR_MEM, whose header says memory ran out: nothing has yet.)
+        SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE,
+                "the trajectory kept in memory for the reverse sweeps (-hs_adjoint / Hessians) would exceed %s (%s) at step %" PetscInt_FMT
+                ", t = %g of [%g, %g]: %s per step, about %s for the whole run at this pace. Keep it on disk with -hs_trajectory_dir DIR%s",
+                formatBytes(limitBytes_).c_str(), limitFromOption_ ? "-hs_trajectory_max_memory" : "3/4 of the memory available at the start",
+                step, (double)time, (double)cfg_.t0, (double)cfg_.tf, formatBytes(stepBytes).c_str(), formatBytes(projected).c_str(),
+                limitFromOption_ ? ", or raise -hs_trajectory_max_memory" : "");
+      }
+      try {
+        e.values.resize(vecs.size() * (size_t)n);
+      } catch (const std::bad_alloc &) {
+        SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "out of memory keeping step %" PetscInt_FMT " of the trajectory (%s so far): keep it on disk with -hs_trajectory_dir DIR",
+                step, formatBytes(storedBytes_).c_str());
+      }
+      for (Vec x : vecs) {
+        const PetscScalar *a;
+        PetscCall(VecGetArrayRead(x, &a));
+        if (n) std::memcpy(e.values.data() + local, a, (size_t)n * sizeof(PetscScalar));
+        PetscCall(VecRestoreArrayRead(x, &a));
+        local += n;
+      }
+      storedBytes_ += stepBytes;
     }
-  } else {
-    PetscViewer v;
-    PetscCall(PetscViewerBinaryOpen(comm_, fileName(step).c_str(), FILE_MODE_WRITE, &v));
-    for (Vec x : vecs) PetscCall(VecView(x, v));
-    PetscCall(PetscViewerDestroy(&v));
   }
   entries_.push_back(std::move(e));
   PetscFunctionReturn(0);
@@ -80,27 +254,28 @@ PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, Pet
 
 PetscErrorCode TrajectoryStore::load(TS ts, PetscInt step) const {
   ScopedLogEvent log(LogEvent::Trajectory);
+  MPI_Comm comm = PetscObjectComm((PetscObject)ts);
   PetscFunctionBeginUser;
-  PetscCheck(step >= 0 && step < (PetscInt)entries_.size(), PetscObjectComm((PetscObject)ts), PETSC_ERR_ARG_OUTOFRANGE,
-             "no trajectory record for step %" PetscInt_FMT, step);
+  PetscCall(checkStates(comm));
+  PetscCheck(step >= 0 && step < (PetscInt)entries_.size(), comm, PETSC_ERR_ARG_OUTOFRANGE, "no trajectory record for step %" PetscInt_FMT, step);
   const Entry &e = entries_[step];
-  Vec X, *Y = nullptr;
-  PetscInt ns = 0;
+  Vec X;
+  std::vector<Vec> targets;
   PetscCall(TSGetSolution(ts, &X));
-  std::vector<Vec> targets = {X};
-  if (step > 0) {
-    PetscCall(TSGetStages(ts, &ns, &Y));
-    for (PetscInt i = 0; i < ns; ++i)
-      if (!(ts->stifflyaccurate && i == ns - 1)) targets.push_back(Y[i]);
-  }
-  if (dir_.empty()) {
-    PetscCall(VecCopy(e.U, X));
-    for (size_t i = 1; i < targets.size(); ++i) PetscCall(VecCopy(e.stages[i - 1], targets[i]));
-  } else {
-    PetscViewer v;
-    PetscCall(PetscViewerBinaryOpen(comm_, fileName(step).c_str(), FILE_MODE_READ, &v));
-    for (Vec x : targets) PetscCall(VecLoad(x, v));
-    PetscCall(PetscViewerDestroy(&v));
+  PetscCall(recordVectors(ts, step, X, targets));
+  if (!runDir_.empty()) PetscCall(readStep(step, targets));
+  else {
+    size_t at = 0;
+    for (Vec x : targets) {
+      PetscScalar *a;
+      PetscInt n;
+      PetscCall(VecGetLocalSize(x, &n));
+      PetscCheck(at + (size_t)n <= e.values.size(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "trajectory record %" PetscInt_FMT " holds fewer values than the TS has stages", step);
+      PetscCall(VecGetArrayWrite(x, &a));
+      if (n) std::memcpy(a, e.values.data() + at, (size_t)n * sizeof(PetscScalar));
+      PetscCall(VecRestoreArrayWrite(x, &a));
+      at += (size_t)n;
+    }
   }
   PetscCall(TSSetTime(ts, e.time));
   if (step > 0) PetscCall(TSSetTimeStep(ts, e.tprev - e.time));
@@ -109,15 +284,18 @@ PetscErrorCode TrajectoryStore::load(TS ts, PetscInt step) const {
 
 PetscErrorCode TrajectoryStore::state(PetscInt step, Vec *out) const {
   PetscFunctionBeginUser;
-  if (dir_.empty()) {
-    *out = entries_[step].U;
-    PetscFunctionReturn(0);
+  PetscCall(checkStates(comm_));
+  PetscCheck(step >= 0 && step < (PetscInt)entries_.size(), comm_, PETSC_ERR_ARG_OUTOFRANGE, "no trajectory record for step %" PetscInt_FMT, step);
+  if (!runDir_.empty()) PetscCall(readStep(step, {scratch_}));
+  else {
+    PetscScalar *a;
+    PetscInt n;
+    PetscCall(VecGetLocalSize(scratch_, &n));
+    PetscCall(VecGetArrayWrite(scratch_, &a));
+    if (n) std::memcpy(a, entries_[step].values.data(), (size_t)n * sizeof(PetscScalar));
+    PetscCall(VecRestoreArrayWrite(scratch_, &a));
   }
-  PetscViewer v;
-  PetscCall(PetscViewerBinaryOpen(comm_, fileName(step).c_str(), FILE_MODE_READ, &v));
-  PetscCall(VecLoad(diskState_, v));
-  PetscCall(PetscViewerDestroy(&v));
-  *out = diskState_;
+  *out = scratch_;
   PetscFunctionReturn(0);
 }
 

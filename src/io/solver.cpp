@@ -11,6 +11,7 @@
 #include "sensitivity/event_tangents.hpp"
 #include "sensitivity/forward_sensitivity.hpp"
 #include "util/gather.hpp"
+#include "hybridsens/second_order.hpp"
 #include "hybridsens/verify.hpp"
 #include "util/user_call.hpp"
 
@@ -145,7 +146,22 @@ static PetscErrorCode pushStage(const char *name) {
   PetscFunctionReturn(0);
 }
 
+// Whether computeHessian() and friends can still follow this solve (they need its trajectory).
+bool Solver::secondOrderAvailable() const { return modelHessian_ || dynamic_cast<const SecondOrderModel *>(&model_); }
+
+// The trajectory (memory, or files under -hs_trajectory_dir) lasts no longer than needed. An
+// error that reaches main() aborts the program (PETSc calls MPI_Abort) without running
+// destructors, so a failed solve drops it here; after success it stays only if a Hessian may
+// still be asked for.
 PetscErrorCode Solver::solve() {
+  PetscFunctionBeginUser;
+  const PetscErrorCode ierr = solveOnce();
+  if (engine_ && (ierr || !secondOrderAvailable())) engine_->releaseTrajectory();
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Solver::solveOnce() {
   PetscReal t0, tf;
   PetscFunctionBeginUser;
   PetscCall(buildError_);
@@ -169,6 +185,10 @@ PetscErrorCode Solver::solve() {
   std::vector<PetscReal> stops = costEval_->measurementTimes();
   stops.insert(stops.end(), outputTimes_.begin(), outputTimes_.end());
   engine_->setStopTimes(stops);
+  // The states of every step are kept only if something will read them: the adjoint, the
+  // Hessian after this solve, or a later computeHessian() — possible only with second-order
+  // products, so a model without them keeps none in a plain simulation.
+  engine_->keepTrajectoryStates(adjoint_ || hessianOn_ || secondOrderAvailable());
   if (forward_ || adjoint_) {
     JumpTerms terms;
     terms.eventTime = !opt_.dropEventTimeTerm;

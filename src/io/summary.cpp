@@ -8,11 +8,10 @@
 // "hessian_variables" ({"p": np, "u0_indices"}).
 #include "hybridsens/solver.hpp"
 
+#include "hybridsens/atomic_file.hpp"
 #include "util/gather.hpp"
 
 #include <nlohmann/json.hpp>
-
-#include <fstream>
 
 namespace hybridsens {
 
@@ -60,6 +59,10 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
     }
     outputs.push_back(o);
   }
+  // Written to a temporary file and renamed into place: a failed write leaves the previous
+  // summary intact and is an error (on every rank).
+  AtomicFile out;
+  PetscCall(out.open(model_.comm(), "-hs_summary", file));
   PetscCallMPI(MPI_Comm_rank(model_.comm(), &rank));
   if (rank == 0) {
     nlohmann::json j;
@@ -97,10 +100,9 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
     j["stats"] = {{"steps", s.steps}, {"rejected_steps", s.rejectedSteps}, {"location_steps", s.locationSteps},
                   {"events", s.events}, {"wall_seconds", s.wallSeconds}, {"adjoint_wall_seconds", s.adjointWallSeconds},
                   {"reused_jacobians", s.reusedJacobians}, {"ydot_solves", s.ydotSolves}};
-    std::ofstream out(file);
-    PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot open -hs_summary file %s", file.c_str());
-    out << j.dump(2) << "\n";
+    out.write(j.dump(2) + "\n");
   }
+  PetscCall(out.commit());
   PetscFunctionReturn(0);
 }
 
