@@ -19,8 +19,8 @@ def gradient_matches(sweeps):
         if len(exact) != 3:
             return "no exact values printed"
         m = re.search(r"x\(T\) = (\S+)", r.stdout)
-        if not m or abs(float(m.group(1)) - 1.5) > 1e-9:
-            return f"x(T) wrong: {m.group(1) if m else 'missing'} (exact 1.5)"
+        if not m or abs(float(m.group(1)) - 0.8) > 1e-9:
+            return f"x(T) wrong: {m.group(1) if m else 'missing'} (exact 0.8)"
         for sweep in sweeps:
             got = dict(re.findall(sweep + r" dJ/d(\w+) = (\S+)", r.stdout))
             if set(got) != set(exact):
@@ -44,19 +44,19 @@ CASES = [
          check=gradient_matches(["forward", "adjoint"])),
     Case("f_without_p_default_rhs_jacobian_p", DRIVER, ["-model", "f_without_p"] + FWD + ADJ,
          check=gradient_matches(["forward", "adjoint"])),
-    # f depends on a, rhsJacobianP not overridden: was dJ/da = 0 (exact 2)
+    # f depends on a, rhsJacobianP not overridden: was dJ/da = 0 (exact 1.5)
     Case("forgot_rhs_jacobian_p_forward", DRIVER, ["-model", "no_rhs_jacobian_p"] + FWD,
          error=refused("depends on the parameters", "parameter 'a'", "rhsJacobianP")),
     Case("forgot_rhs_jacobian_p_adjoint", DRIVER, ["-model", "no_rhs_jacobian_p"] + ADJ,
          error=refused("depends on the parameters", "parameter 'a'", "rhsJacobianP")),
     Case("forgot_rhs_jacobian_p_adjoint_np2", DRIVER, ["-model", "no_rhs_jacobian_p"] + ADJ, np=2,
          error=refused("depends on the parameters", "parameter 'a'", "rhsJacobianP")),
-    # u0 = x0, initialStateJacobianP not overridden: was dJ/dx0 = 0 (exact 1)
+    # u0 = x0, initialStateJacobianP not overridden: was dJ/dx0 = 0 (exact 1.1)
     Case("forgot_initial_state_jacobian_p_forward", DRIVER, ["-model", "no_initial_state_jacobian_p"] + FWD,
          error=refused("initial state", "parameter 'x0'", "initialStateJacobianP")),
     Case("forgot_initial_state_jacobian_p_adjoint", DRIVER, ["-model", "no_initial_state_jacobian_p"] + ADJ,
          error=refused("initial state", "parameter 'x0'", "initialStateJacobianP")),
-    # reset() without hasReset(): the reset was ignored (x(T) = 2, exact 1.5), even without sensitivities
+    # reset() without hasReset(): the reset was ignored (x(T) = 1.4, exact 0.8), even without sensitivities
     Case("forgot_has_reset", DRIVER, ["-model", "no_has_reset"],
          error=refused("implements reset() but not hasReset()", "'ceiling'")),
     Case("forgot_has_reset_np2", DRIVER, ["-model", "no_has_reset"], np=2,
