@@ -24,6 +24,7 @@ struct Forgets {
   bool rhsJacobianP = false, initialStateJacobianP = false, hasReset = false, reset = false;
   bool resetAction = false, resetTranspose = false, resetP = false, resetTime = false;
   bool rhsTimeDerivative = false;  // with explicitTime() true
+  bool timeEvent = false;          // numTimeEvents() = 1 without timeEvent()
   bool fWithoutP = false;          // f does not read a (the default rhsJacobianP is then right)
 };
 
@@ -53,6 +54,7 @@ public:
 
   PetscInt numGuards() const override { return 1; }
   GuardInfo guardInfo(PetscInt) const override { return {"ceiling", Direction::Rising}; }
+  PetscInt numTimeEvents() const override { return f_.timeEvent ? 1 : 0; }
   PetscErrorCode guards(PetscReal, Vec u, const ModeContext &, PetscScalar *g) const override {
     PetscScalar x;
     PetscFunctionBeginUser;
@@ -170,6 +172,7 @@ PetscErrorCode parseVariant(const char *name, Forgets *f) {
   else if (v == "no_reset_jacobian_p") f->resetP = true;
   else if (v == "no_reset_time_derivative") f->resetTime = true;
   else if (v == "no_rhs_time_derivative") f->rhsTimeDerivative = true;
+  else if (v == "no_time_event") f->timeEvent = true;
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_UNKNOWN_TYPE, "-model %s: unknown variant", name);
   PetscFunctionReturn(0);
 }

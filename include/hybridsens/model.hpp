@@ -146,6 +146,7 @@ public:
 
   // ---- time events ------------------------------------------------------------------------
   virtual PetscInt numTimeEvents() const { return 0; }
+  // Time event k < numTimeEvents() (no default: a model that declares time events says when).
   virtual TimeEventInfo timeEvent(PetscInt k, const std::vector<PetscReal> &p) const;
 
   // ---- transitions ------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <sstream>
+#include <stdexcept>
 
 namespace hybridsens {
 
@@ -231,8 +232,12 @@ PetscErrorCode HybridModel::guardRates(PetscReal t, Vec u, Vec udot, const ModeC
   PetscFunctionReturn(0);
 }
 
+// Called only for k < numTimeEvents(): a model that declares time events must say when they
+// fire (a default time would silently move or drop the event). The engine calls it inside a
+// try block and turns the exception into a PETSc error naming timeEvent.
 TimeEventInfo HybridModel::timeEvent(PetscInt k, const std::vector<PetscReal> &) const {
-  return {"time_event" + std::to_string(k), 0.0, {}};
+  throw std::logic_error("numTimeEvents() is " + std::to_string(numTimeEvents()) + " but the model does not override timeEvent() (asked for time event " +
+                         std::to_string(k) + ")");
 }
 
 PetscErrorCode HybridModel::transition(const EventId &, PetscReal, Vec, DiscreteState &) const { return 0; }

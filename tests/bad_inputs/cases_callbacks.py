@@ -80,4 +80,6 @@ CASES = [
     # explicitTime() true without rhsTimeDerivative(): was ∂f/∂t = 0
     Case("forgot_rhs_time_derivative", DRIVER, ["-model", "no_rhs_time_derivative"] + FWD,
          error=refused("explicitTime() is true", "rhsTimeDerivative()")),
+    # numTimeEvents() > 0 without timeEvent(): the event was placed at t = 0 and never fired
+    Case("forgot_time_event", DRIVER, ["-model", "no_time_event"], error=refused("does not override timeEvent()")),
 ]
