@@ -216,7 +216,18 @@ public:
     PetscCall(VecAssemblyEnd(uplus));
     PetscFunctionReturn(0);
   }
-  // R_u = I, R_p = 0, R_t = 0: the library's defaults.
+  // R_u = I, R_p = 0 (left untouched), R_t = 0: said explicitly (the library has no defaults
+  // for a declared reset).
+  PetscErrorCode resetJacobianAction(const EventId &, PetscReal, Vec, const ModeContext &, Vec v, Vec out) const override {
+    return VecCopy(v, out);
+  }
+  PetscErrorCode resetJacobianTransposeAction(const EventId &, PetscReal, Vec, const ModeContext &, Vec w, Vec out) const override {
+    return VecCopy(w, out);
+  }
+  PetscErrorCode resetJacobianP(const EventId &, PetscReal, Vec, const ModeContext &, Mat) const override { return 0; }
+  PetscErrorCode resetTimeDerivative(const EventId &, PetscReal, Vec, const ModeContext &, Vec Rt) const override {
+    return VecZeroEntries(Rt);
+  }
 };
 
 // (2) DAE: heating powers y_i algebraic, coupled along the chain; drives scaled by q_i.

@@ -36,6 +36,16 @@ public:
     if (rank_ == 0) PetscCall(MatSetValue(Rp, 0, 1, 1.0, INSERT_VALUES));
     PetscFunctionReturn(0);
   }
+  // R_u = I, R_t = 0 (the library has no defaults for a declared reset).
+  PetscErrorCode resetJacobianAction(const EventId &, PetscReal, Vec, const ModeContext &, Vec v, Vec out) const override {
+    return VecCopy(v, out);
+  }
+  PetscErrorCode resetJacobianTransposeAction(const EventId &, PetscReal, Vec, const ModeContext &, Vec w, Vec out) const override {
+    return VecCopy(w, out);
+  }
+  PetscErrorCode resetTimeDerivative(const EventId &, PetscReal, Vec, const ModeContext &, Vec Rt) const override {
+    return VecZeroEntries(Rt);
+  }
 };
 
 // J = x(t_m) measured at t_m (0.5 is the kick time: the right limit is observed) plus, if

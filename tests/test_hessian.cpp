@@ -388,6 +388,11 @@ public:
     PetscCall(VecAXPBY(out, 0.9, 0.0, w));
     PetscFunctionReturn(0);
   }
+  // The reset depends on neither p nor t: R_p = 0 (left untouched), R_t = 0.
+  PetscErrorCode resetJacobianP(const EventId &, PetscReal, Vec, const ModeContext &, Mat) const override { return 0; }
+  PetscErrorCode resetTimeDerivative(const EventId &, PetscReal, Vec, const ModeContext &, Vec Rt) const override {
+    return VecZeroEntries(Rt);
+  }
 
 private:
   Variant v_;

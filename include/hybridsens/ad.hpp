@@ -13,7 +13,11 @@
 //     // optional:
 //     template <class S> S guard(PetscInt j, S t, const S *u, const S *p, const DiscreteState &d) const;
 //     template <class S> void reset(const EventId &id, S t, const S *u, const S *p,
-//                                   const DiscreteState &d, S *uplus) const;   // identity if absent
+//                                   const DiscreteState &d, S *uplus) const;   // with hasReset()
+//   A member named reset, guard or eventTime that does not match these signatures does not
+//   compile (it would otherwise be ignored); a reset template needs hasReset(id) (true where it
+//   applies), a hasReset(id) without a reset template is a runtime error, as is
+//   numTimeEvents() > 0 without an eventTime template.
 //     template <class S> S eventTime(PetscInt k, const S *p) const;          // time events T(p)
 //     ... plus the ordinary HybridModel overrides that carry no derivative: numGuards(),
 //     guardInfo(), guardActive(), transition(), hasReset(), numTimeEvents(), timeEventName(),
@@ -61,8 +65,9 @@
 // derivative is the one of the branch taken, as for a hand-coded model.
 //
 // ADCost<Derived> does the same for CostFunction: terminal ψ, integrand r and measurements g_i
-// written once (each optional, detected at compile time; Derived still overrides hasTerminal(),
-// hasIntegrand(), measurementTimes(), name()), gradients with respect to u and p derived:
+// written once (each optional, detected at compile time: a member under one of these names that
+// does not match is a compile error; hasTerminal()/hasIntegrand() default to whether the template
+// exists, Derived overrides measurementTimes() and name()), gradients with respect to u and p derived:
 //   template <class S> S terminal(S t, const S *u, const S *p, const DiscreteState &d) const;
 //   template <class S> S integrand(S t, const S *u, const S *p, const DiscreteState &d) const;
 //   template <class S> S measurement(PetscInt i, S t, const S *u, const S *p, const DiscreteState &d) const;
@@ -74,6 +79,7 @@
 
 #include <Sacado_No_Kokkos.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -124,6 +130,44 @@ template <class D>
 struct HasMeasurement<D, std::void_t<decltype(std::declval<const D &>().template measurement<R>(
                              PetscInt(0), R(0), (const R *)nullptr, (const R *)nullptr, lv<const DiscreteState>()))>>
     : std::true_type {};
+
+// ---- refusing an optional template that does not match --------------------------------------
+// Detection by call (above) cannot tell "absent" from "misspelled": a reset<S> without the
+// EventId argument would be ignored and every reset taken as the identity. So ADModel/ADCost
+// also check at compile time that the Derived class declares nothing else under these names.
+// A name the library itself declares (reset, terminal, integrand, measurement: the Vec-based
+// callbacks) is "kept" when &D::name is still the library's own member; anything Derived
+// declares under it (a template, an overload, another signature) changes that.
+template <class D, class Own, class = void> struct KeepsLibraryReset : std::false_type {};
+template <class D, class Own>
+struct KeepsLibraryReset<D, Own, std::void_t<decltype(&D::reset)>> : std::is_same<decltype(&D::reset), Own> {};
+template <class D, class Own, class = void> struct KeepsLibraryTerminal : std::false_type {};
+template <class D, class Own>
+struct KeepsLibraryTerminal<D, Own, std::void_t<decltype(&D::terminal)>> : std::is_same<decltype(&D::terminal), Own> {};
+template <class D, class Own, class = void> struct KeepsLibraryIntegrand : std::false_type {};
+template <class D, class Own>
+struct KeepsLibraryIntegrand<D, Own, std::void_t<decltype(&D::integrand)>> : std::is_same<decltype(&D::integrand), Own> {};
+template <class D, class Own, class = void> struct KeepsLibraryMeasurement : std::false_type {};
+template <class D, class Own>
+struct KeepsLibraryMeasurement<D, Own, std::void_t<decltype(&D::measurement)>> : std::is_same<decltype(&D::measurement), Own> {};
+// A name the library does not declare (guard, eventTime) is declared by Derived when its
+// address is well-formed: a single member function, or a single template (&D::name<R>).
+template <class D, class = void> struct NamesGuardFunction : std::false_type {};
+template <class D> struct NamesGuardFunction<D, std::void_t<decltype(&D::guard)>> : std::true_type {};
+template <class D, class = void> struct NamesGuardTemplate : std::false_type {};
+template <class D> struct NamesGuardTemplate<D, std::void_t<decltype(&D::template guard<R>)>> : std::true_type {};
+template <class D, class = void> struct NamesEventTimeFunction : std::false_type {};
+template <class D> struct NamesEventTimeFunction<D, std::void_t<decltype(&D::eventTime)>> : std::true_type {};
+template <class D, class = void> struct NamesEventTimeTemplate : std::false_type {};
+template <class D> struct NamesEventTimeTemplate<D, std::void_t<decltype(&D::template eventTime<R>)>> : std::true_type {};
+template <class D> inline constexpr bool DeclaresGuard = NamesGuardFunction<D>::value || NamesGuardTemplate<D>::value;
+template <class D> inline constexpr bool DeclaresEventTime = NamesEventTimeFunction<D>::value || NamesEventTimeTemplate<D>::value;
+
+// The signatures, for the messages below (static_assert needs literals).
+#define HYBRIDSENS_AD_RESET_SIGNATURE                                                                                   \
+  "template <class S> void reset(const EventId &id, S t, const S *u, const S *p, const DiscreteState &d, S *uplus) const"
+#define HYBRIDSENS_AD_GUARD_SIGNATURE "template <class S> S guard(PetscInt j, S t, const S *u, const S *p, const DiscreteState &d) const"
+#define HYBRIDSENS_AD_EVENT_TIME_SIGNATURE "template <class S> S eventTime(PetscInt k, const S *p) const"
 
 // ---- rank-0 dense state access ------------------------------------------------------------
 // The whole state lives on rank 0 of the vector's communicator. Returns in *owner whether this
@@ -230,6 +274,21 @@ inline PetscErrorCode writeHessianOutput(const Fad2 *L, PetscInt n, PetscInt np,
 template <class Derived, int MaxDerivatives = 0> class ADModel : public HybridModel, public SecondOrderModel {
 public:
   using Fad = typename ad::FadSelect<MaxDerivatives>::type;
+
+  // Derived is complete here (the constructor is instantiated with Derived's): refuse an
+  // optional template whose signature does not match, which would otherwise be ignored.
+  ADModel() {
+    static_assert(ad::detail::HasReset<Derived>::value ||
+                      ad::detail::KeepsLibraryReset<Derived, decltype(&ADModel::reset)>::value,
+                  "ADModel: the model declares a member named 'reset' that ADModel cannot call (it would be ignored and every "
+                  "reset taken as the identity); the reset template must read " HYBRIDSENS_AD_RESET_SIGNATURE);
+    static_assert(ad::detail::HasGuard<Derived>::value || !ad::detail::DeclaresGuard<Derived>,
+                  "ADModel: the model declares a member named 'guard' that ADModel cannot call; the guard template must "
+                  "read " HYBRIDSENS_AD_GUARD_SIGNATURE);
+    static_assert(ad::detail::HasEventTime<Derived>::value || !ad::detail::DeclaresEventTime<Derived>,
+                  "ADModel: the model declares a member named 'eventTime' that ADModel cannot call; the time-event template "
+                  "must read " HYBRIDSENS_AD_EVENT_TIME_SIGNATURE);
+  }
 
   // Global number of continuous state entries (all on rank 0 of comm()).
   virtual PetscInt stateSize() const = 0;
@@ -404,14 +463,28 @@ public:
         info.dtime_dp.resize(np);
         for (int i = 0; i < np; ++i) info.dtime_dp[i] = T.dx(i);
       }
+    } else {
+      // Called only for k < numTimeEvents(); the library turns the exception into a PETSc error.
+      throw std::logic_error("numTimeEvents() > 0 but the model has no eventTime template: " HYBRIDSENS_AD_EVENT_TIME_SIGNATURE);
     }
     return info;
   }
 
   // ---- resets -------------------------------------------------------------------------------
+  // Without a reset template this is HybridModel's default (the library then knows the model has
+  // no reset), unless hasReset(id) declares one: that is refused, never taken as the identity.
+  // The derivatives below are called only when hasReset(id); without a template they are
+  // HybridModel's refusing defaults.
   PetscErrorCode reset(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec uplus) const final {
     std::vector<PetscReal> x, y;
     PetscFunctionBeginUser;
+    if constexpr (!ad::detail::HasReset<Derived>::value) {
+      PetscCheck(!hasReset(id), comm(), PETSC_ERR_SUP,
+                 "hasReset() is true for event '%s' but the model has no reset template: " HYBRIDSENS_AD_RESET_SIGNATURE,
+                 eventName(id, c.p).c_str());
+      PetscCall(HybridModel::reset(id, t, uminus, c, uplus));
+      PetscFunctionReturn(0);
+    }
     PetscCall(ad::detail::readLocal(uminus, x));
     y = x;
     if constexpr (ad::detail::HasReset<Derived>::value)
@@ -424,6 +497,7 @@ public:
   PetscErrorCode resetJacobianAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec v,
                                      Vec out) const final {
     std::vector<PetscReal> x, dv, y;
+    if constexpr (!ad::detail::HasReset<Derived>::value) return HybridModel::resetJacobianAction(id, t, uminus, c, v, out);
     PetscFunctionBeginUser;
     PetscCall(ad::detail::readLocal(uminus, x));
     PetscCall(ad::detail::readLocal(v, dv));
@@ -450,6 +524,7 @@ public:
   PetscErrorCode resetJacobianTransposeAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec w,
                                               Vec out) const final {
     std::vector<PetscReal> x, dw, y;
+    if constexpr (!ad::detail::HasReset<Derived>::value) return HybridModel::resetJacobianTransposeAction(id, t, uminus, c, w, out);
     PetscFunctionBeginUser;
     PetscCall(ad::detail::readLocal(uminus, x));
     PetscCall(ad::detail::readLocal(w, dw));
@@ -476,6 +551,7 @@ public:
 
   PetscErrorCode resetJacobianP(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Mat Rp) const final {
     std::vector<PetscReal> x;
+    if constexpr (!ad::detail::HasReset<Derived>::value) return HybridModel::resetJacobianP(id, t, uminus, c, Rp);
     PetscFunctionBeginUser;
     PetscCall(ad::detail::readLocal(uminus, x));
     if constexpr (ad::detail::HasReset<Derived>::value) {
@@ -495,6 +571,7 @@ public:
 
   PetscErrorCode resetTimeDerivative(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec Rt) const final {
     std::vector<PetscReal> x, y;
+    if constexpr (!ad::detail::HasReset<Derived>::value) return HybridModel::resetTimeDerivative(id, t, uminus, c, Rt);
     PetscFunctionBeginUser;
     PetscCall(ad::detail::readLocal(uminus, x));
     y.assign(x.size(), 0.0);
@@ -661,6 +738,27 @@ private:
 template <class Derived, int MaxDerivatives = 0> class ADCost : public CostFunction, public SecondOrderCost {
 public:
   using Fad = typename ad::FadSelect<MaxDerivatives>::type;
+
+  // As for ADModel: a terminal/integrand/measurement member that does not match the template
+  // ADCost calls would be ignored (the part silently missing from the cost and its gradient).
+  ADCost() {
+    static_assert(ad::detail::HasTerminal<Derived>::value || ad::detail::KeepsLibraryTerminal<Derived, decltype(&ADCost::terminal)>::value,
+                  "ADCost: the cost declares a member named 'terminal' that ADCost cannot call; the template must read "
+                  "template <class S> S terminal(S t, const S *u, const S *p, const DiscreteState &d) const");
+    static_assert(ad::detail::HasIntegrand<Derived>::value ||
+                      ad::detail::KeepsLibraryIntegrand<Derived, decltype(&ADCost::integrand)>::value,
+                  "ADCost: the cost declares a member named 'integrand' that ADCost cannot call; the template must read "
+                  "template <class S> S integrand(S t, const S *u, const S *p, const DiscreteState &d) const");
+    static_assert(ad::detail::HasMeasurement<Derived>::value ||
+                      ad::detail::KeepsLibraryMeasurement<Derived, decltype(&ADCost::measurement)>::value,
+                  "ADCost: the cost declares a member named 'measurement' that ADCost cannot call; the template must read "
+                  "template <class S> S measurement(PetscInt i, S t, const S *u, const S *p, const DiscreteState &d) const");
+  }
+
+  // A written template is used unless Derived says otherwise (a hand-coded cost must override
+  // these; here the template itself is the declaration, so it cannot be forgotten).
+  bool hasTerminal() const override { return ad::detail::HasTerminal<Derived>::value; }
+  bool hasIntegrand() const override { return ad::detail::HasIntegrand<Derived>::value; }
 
   PetscErrorCode terminal(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const final {
     PetscFunctionBeginUser;

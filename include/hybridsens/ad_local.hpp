@@ -60,7 +60,10 @@
 // * Resets: an instance with a reset template sees uplus[w] preset to u⁻ at writes[w] and
 //   changes what it must; row i becomes u⁻_i + Σ (uplus − u⁻) over such instances. Every row
 //   such an instance writes must also be among its reads (checked). The model's hasReset(id)
-//   decides whether an event has a reset at all; the kernel decides what it changes for id.
+//   decides whether an event has a reset at all (and must be overridden when a kernel has a
+//   reset template: the library refuses a reset it would otherwise ignore); the kernel decides
+//   what it changes for id. A kernel member named reset (or residual, guard, initialState)
+//   whose signature does not match is a compile error rather than silently ignored.
 // * Costs: LocalKernelCost, the same idea for terminal/integrand/measurement terms.
 //
 // ---- A power grid (PETSc's ex9bus model: WECC 9-bus, Sauer & Pai) in these terms -------------
@@ -550,8 +553,23 @@ public:
   }
 
   // ---- resets (u⁺ = u⁻ + Σ kernel changes) ---------------------------------------------------------
+  // With no reset kernel (on any rank) this is HybridModel's default — the library then knows
+  // the model has no reset — unless hasReset(id) declares one, which is refused rather than
+  // taken as the identity.
   PetscErrorCode reset(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec uplus) const final {
+    PetscBool anyResetKernel = PETSC_FALSE;
     PetscFunctionBeginUser;
+    for (auto &g : groups_)
+      if (g->hasReset()) anyResetKernel = PETSC_TRUE;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &anyResetKernel, 1, MPIU_BOOL, MPI_LOR, comm_));
+    if (!anyResetKernel) {
+      PetscCheck(!hasReset(id), comm_, PETSC_ERR_SUP,
+                 "hasReset() is true for event '%s' but no kernel type has a reset template "
+                 "(template <class S> void reset(const EventId &id, S t, const S *u, const S *p, const DiscreteState &d, S *uplus) const)",
+                 eventName(id, c.p).c_str());
+      PetscCall(HybridModel::reset(id, t, uminus, c, uplus));
+      PetscFunctionReturn(0);
+    }
     PetscCall(resetVector(t, uminus, c, nullptr, uplus, [&](auto &g, auto &z, auto, auto *out) { g.resetDelta(id, z, out); }));
     PetscFunctionReturn(0);
   }

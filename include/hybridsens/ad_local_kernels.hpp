@@ -68,6 +68,28 @@ struct HasMeasurement<K, std::void_t<decltype(std::declval<const K &>().template
                              PetscInt(0), R(0), (const R *)nullptr, (const R *)nullptr, lv<const DiscreteState>()))>>
     : std::true_type {};
 
+// ---- refusing a template that does not match ----------------------------------------------
+// Detection by call cannot tell "absent" from "misspelled": a kernel reset<S> without its
+// EventId argument would be ignored (no reset), a guard<S> with another signature leave its
+// guards unclaimed. A kernel that names a member residual/guard/initialState/reset (resp. a
+// cost kernel terminal/integrand/measurement) that the call above does not find is refused at
+// compile time. "Names" = the address of the member or of its single template <R> is
+// well-formed.
+#define HYBRIDSENS_KERNEL_NAMES(Trait, member)                                                                  \
+  template <class K, class = void> struct Trait##Function : std::false_type {};                                  \
+  template <class K> struct Trait##Function<K, std::void_t<decltype(&K::member)>> : std::true_type {};            \
+  template <class K, class = void> struct Trait##Template : std::false_type {};                                  \
+  template <class K> struct Trait##Template<K, std::void_t<decltype(&K::template member<R>)>> : std::true_type {}; \
+  template <class K> inline constexpr bool Trait = Trait##Function<K>::value || Trait##Template<K>::value;
+HYBRIDSENS_KERNEL_NAMES(NamesResidual, residual)
+HYBRIDSENS_KERNEL_NAMES(NamesGuard, guard)
+HYBRIDSENS_KERNEL_NAMES(NamesInitial, initialState)
+HYBRIDSENS_KERNEL_NAMES(NamesReset, reset)
+HYBRIDSENS_KERNEL_NAMES(NamesTerminal, terminal)
+HYBRIDSENS_KERNEL_NAMES(NamesIntegrand, integrand)
+HYBRIDSENS_KERNEL_NAMES(NamesMeasurement, measurement)
+#undef HYBRIDSENS_KERNEL_NAMES
+
 // ---- sizes ---------------------------------------------------------------------------------
 template <class K, class = void> struct NumWrites { static constexpr int value = 0; };  // cost kernels write nothing
 template <class K> struct NumWrites<K, std::void_t<decltype(K::numWrites)>> { static constexpr int value = K::numWrites; };
@@ -210,6 +232,17 @@ template <class K> class KernelGroup final : public KernelGroupBase {
 public:
   static_assert(HasResidual<K>::value || HasGuard<K>::value || HasInitial<K>::value || HasReset<K>::value,
                 "a model kernel needs at least one of residual<S>, guard<S>, initialState<S>, reset<S>");
+  static_assert(HasResidual<K>::value || !NamesResidual<K>,
+                "model kernel: its member 'residual' does not match "
+                "template <class S> void residual(S t, const S *u, const S *p, const DiscreteState &d, S *f) const");
+  static_assert(HasGuard<K>::value || !NamesGuard<K>,
+                "model kernel: its member 'guard' does not match "
+                "template <class S> S guard(PetscInt k, S t, const S *u, const S *p, const DiscreteState &d) const");
+  static_assert(HasInitial<K>::value || !NamesInitial<K>,
+                "model kernel: its member 'initialState' does not match template <class S> void initialState(const S *p, S *u0) const");
+  static_assert(HasReset<K>::value || !NamesReset<K>,
+                "model kernel: its member 'reset' does not match (it would be ignored: no reset) "
+                "template <class S> void reset(const EventId &id, S t, const S *u, const S *p, const DiscreteState &d, S *uplus) const");
 
   const char *typeName() const override { return typeid(K).name(); }
   PetscInt count() const override { return (PetscInt)k_.size(); }
@@ -699,6 +732,15 @@ template <class K> class CostGroup final : public CostGroupBase {
 public:
   static_assert(HasTerminal<K>::value || HasIntegrand<K>::value || HasMeasurement<K>::value,
                 "a cost kernel needs at least one of terminal<S>, integrand<S>, measurement<S>");
+  static_assert(HasTerminal<K>::value || !NamesTerminal<K>,
+                "cost kernel: its member 'terminal' does not match "
+                "template <class S> S terminal(S t, const S *u, const S *p, const DiscreteState &d) const");
+  static_assert(HasIntegrand<K>::value || !NamesIntegrand<K>,
+                "cost kernel: its member 'integrand' does not match "
+                "template <class S> S integrand(S t, const S *u, const S *p, const DiscreteState &d) const");
+  static_assert(HasMeasurement<K>::value || !NamesMeasurement<K>,
+                "cost kernel: its member 'measurement' does not match "
+                "template <class S> S measurement(PetscInt i, S t, const S *u, const S *p, const DiscreteState &d) const");
 
   void add(const K &k, const std::vector<PetscInt> &readPos, const std::vector<PetscInt> &params) {
     Slots s;

@@ -5,11 +5,21 @@
 // Dynamics are semi-explicit:   M u̇ = f(t, u, p; d),   M = diag(1 on differential rows,
 // 0 on algebraic rows). With no algebraic rows this is an explicit ODE u̇ = f; with algebraic
 // rows it is a semi-explicit index-1 DAE whose algebraic rows read 0 = g(t, x, y, p; d) with
-// g_y nonsingular. This is the class DESIGN.md §3 supports; writing the residual in this form
-// lets the library derive u̇ on either side of an event (needed by every jump condition).
+// g_y nonsingular. Writing the residual in this form lets the library derive u̇ on either side
+// of an event (needed by every jump condition).
 //
 // Every callback returns a PetscErrorCode. A C++ exception thrown by a callback is caught by
 // the library at the PETSc boundary and turned into a PETSc error naming the callback.
+//
+// Derivative callbacks and their defaults: a default never guesses a derivative. Each one is
+//   * an error when called (guardGradient, the reset derivatives, rhsTimeDerivative): a model
+//     that declares the function (numGuards() > 0, hasReset(id), explicitTime()) must provide
+//     its derivative; or
+//   * "the function does not depend on this argument", VERIFIED by the library before it is
+//     used (rhsJacobianP, initialStateJacobianP, and ∂f/∂t when explicitTime() is false): the
+//     function is evaluated at a perturbed argument and the run is refused if the value changes.
+//     A model whose function truly does not depend on p may rely on the default; one that
+//     overrides a derivative takes responsibility for it (an override writing zeros is trusted).
 #pragma once
 
 #include <petscmat.h>
@@ -72,7 +82,9 @@ public:
   // For a DAE only the differential part must be right: the engine solves g = 0 for y.
   virtual PetscErrorCode initialState(const ModeContext &c, Vec u0) const = 0;
   // ∂u0/∂p as a dense n × np matrix (only the differential rows matter for a DAE).
-  // Default: u0 does not depend on p (nothing to add; the matrix is zero on entry).
+  // Default: u0 does not depend on p (the matrix stays zero) — verified at each call, i.e. once
+  // per sensitivity solve: u0 is evaluated at p and at a perturbed p, and a change in a
+  // differential row is refused with an error naming initialStateJacobianP.
   virtual PetscErrorCode initialStateJacobianP(const ModeContext &c, Mat du0dp) const;
   // outP[k] = (∂u0/∂p)ᵀ w[k] for every k (np entries each, overwritten; this rank's
   // contribution, the library sums over ranks): all the adjoint needs of ∂u0/∂p. Default: from
@@ -86,7 +98,10 @@ public:
   // ∂f/∂u into J (created by createJacobian); called collectively.
   virtual PetscErrorCode rhsJacobian(PetscReal t, Vec u, const ModeContext &c, Mat J) const = 0;
   // ∂f/∂p into an n × N matrix whose first np columns are the parameters (the rest, if any,
-  // belong to initial-state sensitivities and must stay zero). Default: f has no p.
+  // belong to initial-state sensitivities and must stay zero). Called collectively.
+  // Default: f does not depend on p (the matrix stays zero) — verified once per parameter
+  // vector and discrete state: f is evaluated at p and at a perturbed p at the first (t, u) the
+  // library asks about, and any change is refused with an error naming rhsJacobianP.
   virtual PetscErrorCode rhsJacobianP(PetscReal t, Vec u, const ModeContext &c, Mat Jp) const;
   // The matrix rhsJacobianP fills (n rows like u, ncols columns). Default (*Jp = nullptr): a
   // dense matrix. A model in which each parameter touches few equations should return a
@@ -98,7 +113,8 @@ public:
   // need ∂f/∂t. A model that says false but whose rhs changes with t is refused at the first
   // event (the library compares f(t) and f(t + δ) there), never silently differentiated.
   virtual bool explicitTime() const { return false; }
-  // ∂f/∂t on every row (∂g/∂t on algebraic rows). Default (explicitTime() false): 0.
+  // ∂f/∂t on every row (∂g/∂t on algebraic rows). Only called when explicitTime() is true;
+  // the default is an error (a model that says it depends on t must say how).
   virtual PetscErrorCode rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const;
   // The matrix that rhsJacobian fills. Default: AIJ with a dense row pattern (small models).
   virtual PetscErrorCode createJacobian(Mat *J) const;
@@ -130,17 +146,31 @@ public:
 
   // ---- time events ------------------------------------------------------------------------
   virtual PetscInt numTimeEvents() const { return 0; }
+  // Time event k < numTimeEvents() (no default: a model that declares time events says when).
   virtual TimeEventInfo timeEvent(PetscInt k, const std::vector<PetscReal> &p) const;
 
   // ---- transitions ------------------------------------------------------------------------
   // Update the discrete state when `id` fires (d holds the pre-event state on entry).
   virtual PetscErrorCode transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const;
+  // Resets. The contract, which the library enforces at every event (a user's reset is never
+  // ignored, a declared one never replaced by the identity):
+  //   * hasReset(id) true: the library calls reset(id, …), which must be overridden, and at the
+  //     sensitivity sweeps the four derivatives below, which must be overridden too (those a
+  //     sweep needs: the forward sweep R_u v, the adjoint R_uᵀ w, both R_t and, with
+  //     parameters, R_p). A missing one is an error naming the callback and the event —
+  //     never the identity/zero a default would have to guess.
+  //   * hasReset(id) false (overridden): no reset at `id`; reset is not called for it. A model
+  //     whose reset() handles some events only says which ones here.
+  //   * hasReset not overridden: the library calls reset(id, …) anyway to find out whether it
+  //     is overridden; if it is, the run is refused (override hasReset) instead of silently
+  //     dropping the reset; if not, the event has no reset.
   // Whether `id` has a reset map other than the identity.
   virtual bool hasReset(const EventId &id) const;
   // u⁺ = R(t, u⁻, p; d⁻). `c` carries the pre-event discrete state.
   virtual PetscErrorCode reset(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec uplus) const;
   // Jacobian actions of R at (t, u⁻): out = R_u v, out = R_uᵀ w, Rp = R_p (dense n × N,
-  // first np columns), Rt = R_t. Only needed when hasReset(id).
+  // first np columns, zero on entry), Rt = R_t. Called only when hasReset(id); no defaults
+  // (a reset that does not depend on t or p still says so: Rt = 0, Rp left untouched).
   virtual PetscErrorCode resetJacobianAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c, Vec v,
                                              Vec out) const;
   virtual PetscErrorCode resetJacobianTransposeAction(const EventId &id, PetscReal t, Vec uminus, const ModeContext &c,
@@ -151,6 +181,22 @@ public:
 
   // Human-readable name of an event source (for messages, the monitor and JSON).
   std::string eventName(const EventId &id, const std::vector<PetscReal> &p) const;
+
+  // ---- for the library: which "did the user write it?" defaults ran ------------------------
+  // hasReset and reset cannot refuse by default (most models have no reset), so their defaults
+  // record that they ran and the library asks afterwards (applyReset, src/model/reset_call.hpp).
+  enum class DefaultCallback : unsigned { HasReset = 1u, Reset = 2u };
+  void clearDefaultsUsed() const { defaultsUsed_ = 0; }
+  bool defaultUsed(DefaultCallback cb) const { return (defaultsUsed_ & (unsigned)cb) != 0; }
+
+private:
+  void markDefaultUsed(DefaultCallback cb) const { defaultsUsed_ |= (unsigned)cb; }
+  // Verifies the default rhsJacobianP's assumption (f has no p) at (t, u, d), once per (p, d).
+  PetscErrorCode checkRhsIndependentOfParameters(PetscReal t, Vec u, const ModeContext &c) const;
+
+  mutable unsigned defaultsUsed_ = 0;
+  mutable std::vector<PetscReal> probedParameters_;    // p at which the modes below were verified
+  mutable std::vector<DiscreteState> probedModes_;
 };
 
 std::string describe(const DiscreteState &d);

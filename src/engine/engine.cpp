@@ -1,6 +1,7 @@
 #include "engine/engine.hpp"
 
 #include "engine/event_detection.hpp"
+#include "model/reset_call.hpp"
 #include "util/log_events.hpp"
 #include "util/user_call.hpp"
 
@@ -291,12 +292,15 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     }
     DiscreteState after = r.before;
     HS_USER_CALL(dyn_.comm(), "transition", model.transition(id, t, X, after));
-    if (model.hasReset(id)) {
+    {
       Vec up;
+      bool applied;
       PetscCall(VecDuplicate(X, &up));
-      HS_USER_CALL(dyn_.comm(), "reset", model.reset(id, t, r.uminus, dyn_.context(r.before), up));
-      PetscCall(dyn_.checkFinite(up, "reset", t, r.before));
-      PetscCall(VecCopy(up, X));
+      PetscCall(applyReset(model, id, r.name, t, r.uminus, dyn_.context(r.before), up, &applied));
+      if (applied) {
+        PetscCall(dyn_.checkFinite(up, "reset", t, r.before));
+        PetscCall(VecCopy(up, X));
+      }
       PetscCall(VecDestroy(&up));
     }
     dyn_.mode = after;

@@ -16,9 +16,10 @@ PetscErrorCode CostFunction::integrandGradient(PetscReal, Vec, const ModeContext
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost declares an integrand but does not implement integrandGradient()");
 }
 
-PetscErrorCode CostFunction::integrandTimeDerivative(PetscReal, Vec, const ModeContext &, PetscScalar *r_t) const {
-  *r_t = 0;
-  return 0;
+// Called only when explicitTime() is true: zero would be a guess.
+PetscErrorCode CostFunction::integrandTimeDerivative(PetscReal, Vec, const ModeContext &, PetscScalar *) const {
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "cost '%s': explicitTime() is true but integrandTimeDerivative() is not implemented",
+          name().c_str());
 }
 
 PetscErrorCode CostFunction::measurement(PetscInt, PetscReal, Vec, const ModeContext &, PetscScalar *) const {
