@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Power-grid timings in the layout of seed 002 Table VII: simulation, forward sensitivities,
+"""Power-grid timings in the layout of [Zhang2017] Table VII: simulation, forward sensitivities,
 adjoint and finite differences on the WECC 9-bus system and on N coupled 9-bus areas
 (examples/wecc9 -areas N; 112 areas = 1008 buses, 6384 states, 336 generators). A measurement,
 not a test: nothing is asserted; all ratios come from this one run.
@@ -103,8 +103,8 @@ def reuse_comparison(areas, K):
           f" (alternating, minimum of {a.reps})")
 
 
-SEED = "(seed 002: 2.4 at 24 on 9 buses, 7.7 at 344 on 118 buses)"
-SEED_BEYOND = "(seed 002: (0.12-0.03)/(0.05-0.03) = 4.5 on 9 buses, (14.0-0.33)/(1.82-0.33) = 9.2 on 118 buses)"
+SEED = "(Zhang et al. 2017: 2.4 at 24 on 9 buses, 7.7 at 344 on 118 buses)"
+SEED_BEYOND = "(Zhang et al. 2017: (0.12-0.03)/(0.05-0.03) = 4.5 on 9 buses, (14.0-0.33)/(1.82-0.33) = 9.2 on 118 buses)"
 if a.areas > 1:
     Ks = [1, 4, 13, 20, 30]
     big = [("forward, {np} parameters", K, 3, "forward") for K in Ks] + \
@@ -132,4 +132,4 @@ print(f"  adjoint / simulation: {ratio(times, sims, ad)[0]:.2f}   forward / adjo
       f"   (bounded by forward / simulation = {ratio(times, sims, f)[0]:.2f})   sensitivity work beyond the simulation, "
       f"forward / adjoint: {beyond(times, sims, f, ad):.1f}")
 reuse_comparison(1, 1)
-print("seed 002 Table VII: 9 bus simulation 0.03 s, forward 0.12 s, adjoint 0.05 s; 118 bus 0.33 s, 14.00 s, 1.82 s")
+print("Zhang et al. 2017, Table VII: 9 bus simulation 0.03 s, forward 0.12 s, adjoint 0.05 s; 118 bus 0.33 s, 14.00 s, 1.82 s")

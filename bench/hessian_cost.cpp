@@ -18,7 +18,7 @@
 //   H by HVPs  n_q separate products (only for n_q ≤ -hvp_loop_max)
 // and printed: HVP/gradient (goal ≤ 3; the trajectory is already there, as in a Newton step
 // after the gradient) and (solve + HVP)/gradient (an HVP from scratch), H/gradient per method,
-// and the counts of scalar integrations of seed 001's Table 2 restricted to parameters
+// and the counts of scalar integrations of [Nandi2018]'s Table 2 restricted to parameters
 // (n states, p = n_q parameters): their adjoint method 2n + p + 2np + p², their hybrid
 // 2n + np + p², against ours: forward-over-adjoint 2n + 2n n_q (state, adjoint, n_q tangents,
 // n_q second-order adjoints; parameter parts are sums, not integrations) and hybrid
@@ -302,7 +302,7 @@ int main(int argc, char **argv) {
     if (flg) ms.assign(mlist, mlist + nm);
     for (PetscInt m : ms) PetscCheck(m >= 1 && m <= n, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-m values must be in [1, n]");
     PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                          "hessian_cost: logistic chain, cost = 10 measurements + integral. Columns S01 adj / S01 hyb: seed 001 Table 2\n"
+                          "hessian_cost: logistic chain, cost = 10 measurements + integral. Columns S01 adj / S01 hyb: Nandi & Singh 2018, Table 2\n"
                           "scalar-integration counts (parameters only: 2n+p+2np+p^2, 2n+np+p^2); our foa / our hyb: 2n+2n n_q, 2n+n n_q.\n"));
     if (rk) PetscCall(runIntegrator("RK4", TSRK, n, ms, reps, loopMax));
     if (cn) PetscCall(runIntegrator("Crank-Nicolson", TSCN, n, ms, reps, loopMax));

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""WECC 9-bus forward-vs-adjoint agreement at several final times (seed 002 Table VI style), in
-seed 002's scenario (six-cycle fault at bus 9 on [0.1, 0.2]), with and without TGOV1 governors.
+"""WECC 9-bus forward-vs-adjoint agreement at several final times ([Zhang2017] Table VI style), in
+[Zhang2017]'s scenario (six-cycle fault at bus 9 on [0.1, 0.2]), with and without TGOV1 governors.
 A measurement, not a test: nothing is asserted. (Timings, Table VII: bench/grid_timing.py.)
 
     python3 bench/wecc9_agreement.py --build build
@@ -13,7 +13,7 @@ a = ap.parse_args()
 exe = os.path.join(a.build, "examples", "wecc9")
 
 print("forward vs adjoint, max |difference| over H_1..H_3 and every parameter (Table VI style;\n"
-      "seed 002's scenario: six-cycle fault at bus 9 on [0.1, 0.2], with and without TGOV1 governors):")
+      "the scenario of Zhang et al. 2017: six-cycle fault at bus 9 on [0.1, 0.2], with and without TGOV1 governors):")
 for T, extra in [(T, g) for g in ([], ["-governors"]) for T in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 5.0)]:
     with tempfile.TemporaryDirectory() as d:
         s = os.path.join(d, "s.json")

@@ -1,5 +1,5 @@
 // bouncing_ball — a ball bouncing on the floor: an impact with a velocity reset
-// (VALIDATION.md V3).
+// (docs/validation.md, bouncing ball).
 //
 // Model:  q̇ = v,  v̇ = −g  (g = 9.81),  q(0) = q0,  v(0) = 0,  T = 5.
 // Guard γ = q (γ_q = 1), falling. Reset at an impact: q⁺ = q⁻, v⁺ = −e v⁻, so

@@ -1,4 +1,4 @@
-// galan_scalar — the scalar hybrid ODE of seed 000 §5.1 (VALIDATION.md V2).
+// galan_scalar — the scalar hybrid ODE of [Galan1999], [SerbanRecuero2019] §5.1 (docs/validation.md).
 //
 // Model:  ẋ = 4 − x      while x³ − 5x² + 7x ≤ p   (mode d = {1})
 //         ẋ = 10 − 2x    otherwise                  (mode d = {2})
@@ -161,7 +161,7 @@ public:
 // and cost as the oracle of their AD versions.
 #ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 int main(int argc, char **argv) {
-  PetscCall(PetscInitialize(&argc, &argv, nullptr, "Scalar hybrid ODE of seed 000 §5.1 with hybridsens.\n"));
+  PetscCall(PetscInitialize(&argc, &argv, nullptr, "Scalar hybrid ODE of Galan et al. 1999 (Serban & Recuero 2019, §5.1) with hybridsens.\n"));
   {
     GalanScalar model;
     Solver solver(model);

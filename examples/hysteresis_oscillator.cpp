@@ -1,18 +1,18 @@
 // hysteresis_oscillator — a forced oscillator whose spring is a rate-independent hysteretic
 // material (the exponential model of Vaiana et al. for steel bars): a hybrid system with
-// memory (seed 000 §5.2; VALIDATION.md V7).
+// memory ([SerbanRecuero2019] §5.2; docs/validation.md, hysteresis oscillator).
 //
 // Model (m = A = 1):
 //   u̇ = v,   m v̇ = −A z + f(t),   f(t) = 0.5 t sin 2πt,   z = σ(u; u*, z*, ξ, p),
 // p = (k_a, k_b, α, β) = (32π², π², 205, 0), u = v = 0 at t = 0, T = 10.
 // The loading direction ξ = sign(v) is the discrete state; a load reversal is a zero crossing
 // of v (guard γ = ξ v, falling, γ_u = (0, ξ, 0, 0)). At a reversal ξ flips and the memory
-// (u*, z*) = (u, z) is captured. The stress in a mode with memory (u*, z*) is seed 000's eq. 46
+// (u*, z*) = (u, z) is captured. The stress in a mode with memory (u*, z*) is [SerbanRecuero2019]'s eq. 46
 //   σ = −2βu + 2 sinh βu + k_b u − ξ (k_a − k_b)/α [e^{−α(ξu − ξu_i* + 2u₀)} − e^{−2αu₀}] + ξ f̄,
 //   u_i* = u* + 2ξu₀ + (ξ/α) ln[ ξα/(k_a − k_b) (−2βu* + 2 sinh βu* + k_b u*
 //                                   + ξ (k_a − k_b)/α e^{−2αu₀} + ξ f̄ − z*) ],
 //   u₀ = −ln(δ/(k_a − k_b))/(2α),  f̄ = (k_a − k_b)(1 − e^{−2αu₀})/(2α),  δ = 1e-20,
-// with the corrections of VALIDATION.md V7: 2 sinh βu* inside u_i* (without the 2, σ is not
+// with the corrections of docs/references.md [SerbanRecuero2019]: 2 sinh βu* inside u_i* (without the 2, σ is not
 // continuous at a reversal), start with ξ = +1 and memory (0, 0) without an event at t = 0,
 // and u₀, f̄ depend on (k_a, k_b, α). Substituting u_i* (e^{−2αu₀} = δ/(k_a − k_b)) gives the
 // same law without logarithms, which is what this file evaluates and differentiates:
@@ -25,16 +25,16 @@
 //
 // Memory (hybridsens/memory.hpp): the state is (u, v, u*, z*) with u̇* = ż* = 0 and, at a
 // reversal, the capture u*⁺ = u⁻, z*⁺ = σ(u⁻; u*⁻, z*⁻, ξ⁻, p). The library's reset jump then
-// carries the total derivatives of the captured values (DESIGN.md §4). Here the jump vector
+// carries the total derivatives of the captured values (docs/theory.md §9). Here the jump vector
 // c = R_u u̇⁻ − u̇⁺ vanishes (v = 0 at a reversal and σ is continuous), so the states and the
 // sensitivities are continuous; the adjoint is not: at every reversal
 //   λ_u⁻ = λ_u⁺ + λ_{u*}⁺ + σ_u λ_{z*}⁺,  λ_v⁻ = λ_v⁺,  λ_{u*}⁻ = σ_{u*} λ_{z*}⁺,  λ_{z*}⁻ = σ_{z*} λ_{z*}⁺
-// (seed 000 Fig. 8: λ for the displacement jumps, the velocity adjoint stays continuous —
+// ([SerbanRecuero2019] Fig. 8: λ for the displacement jumps, the velocity adjoint stays continuous —
 // exactly with -hs_event_derivative continuous; with the default discrete-exact event
 // derivative λ_v also carries the O(h⁴) event-time term of the RK4 step that locates the
 // reversal, 1e-9 of its size at dt = 1e-3).
 //
-// -dae: seed 000's own index-1 form, with the stress z as an algebraic state: the algebraic row
+// -dae: [SerbanRecuero2019]'s own index-1 form, with the stress z as an algebraic state: the algebraic row
 // 0 = z − σ(u; u*, z*, ξ, p), v̇ = (−A z + f)/m, and the capture z*⁺ = z⁻ reads the algebraic
 // component (the library's DAE jump re-solves z⁺ = σ_new(u⁺) = z* after it). Same trajectory and
 // gradient as the ODE with the same implicit method (CN by default for -dae). The discrete
@@ -42,7 +42,7 @@
 // rule's undamped (−1)ⁿ mode of an algebraic component, R(∞) = −1): harmless for the gradient,
 // but plot λ from the ODE form (or BEULER).
 //
-// Cost: G = ∫₀ᵀ u² dt. Published (seed 000, ode15s): G = 0.04994 and
+// Cost: G = ∫₀ᵀ u² dt. Published ([SerbanRecuero2019], ode15s): G = 0.04994 and
 //   dG/dp ≈ [−1.34e−5, 3.267e−3, −1.53e−6, 0]   (FD, forward and adjoint agree within ≈ 1 %).
 // f depends on t explicitly, so the model provides ∂f/∂t (rhsTimeDerivative).
 //
@@ -354,7 +354,7 @@ struct TrajectoryWriter {
 };
 
 int main(int argc, char **argv) {
-  PetscCall(PetscInitialize(&argc, &argv, nullptr, "Hysteretic oscillator with memory (seed 000 §5.2) with hybridsens.\n"));
+  PetscCall(PetscInitialize(&argc, &argv, nullptr, "Hysteretic oscillator with memory (Serban & Recuero 2019, §5.2) with hybridsens.\n"));
   {
     // -dae shapes the model, which exists before the Solver and its TS: it is read without the
     // TS's options prefix (the TS has none in this example).

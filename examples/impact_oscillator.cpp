@@ -1,5 +1,5 @@
 // impact_oscillator — a forced mass on a spring that hits a rigid stop: a second-order
-// mechanical system whose velocity jumps at every impact (seed 003), with many impacts.
+// mechanical system whose velocity jumps at every impact ([Corner2019]), with many impacts.
 //
 // Model (m = 1):  ẋ = v,  v̇ = −c v − k x + F cos ωt + F₀,  while x < δ;
 // impact when x reaches the stop at the gap δ (guard γ = x − δ, rising; γ_u = (1, 0), γ_δ = −1):

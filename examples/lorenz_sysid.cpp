@@ -1,5 +1,5 @@
-// lorenz_sysid — Lorenz-63 system identification with exact Hessians (VALIDATION.md V10,
-// seed 001 §8.1), solved with PETSc TAO through hybridsens::TaoProblem.
+// lorenz_sysid — Lorenz-63 system identification with exact Hessians (docs/validation.md,
+// [Nandi2018] §8.1), solved with PETSc TAO through hybridsens::TaoProblem.
 //
 // Model:  ẋ1 = -p1 (x1 - x2),   ẋ2 = x1 (p2 - x3) - x2,   ẋ3 = x1 x2 - p3 x3,
 //         x(0) = (20, p4, p5);   unknowns q = (p1, p2, p3, p4 = x2(0), p5 = x3(0)).
@@ -16,7 +16,7 @@
 //   (w·f)_xx v = (w3 v2 − w2 v3, w3 v1, −w2 v1),   (w·f)_xp vp = (−w1 vp1 + w2 vp2, w1 vp1, −w3 vp3),
 //   (w·f)_px v = (w1 (v2 − v1), w2 v1, −w3 v3),    (w·f)_pp = 0;   x(0) is affine in q;   g_xx = 2 I.
 //
-// Three fits from the guess q0 = (20, 75, 10, 10, 15) of seed 001, each with its TAO prefix:
+// Three fits from the guess q0 = (20, 75, 10, 10, 15) of [Nandi2018], each with its TAO prefix:
 //   newton_  TAOBNTR (trust-region Newton) with the exact Hessian (second-order adjoint sweeps)
 //   blmvm_   TAOBLMVM (quasi-Newton) with the adjoint gradient
 //   fd_      TAOBLMVM with TAO's finite-difference gradient of the objective (-fd_tao_fd_delta)

@@ -2,7 +2,7 @@
 // holds the last sampled state and samples again only when the state has drifted δ away from
 // it. The held sample is memory that never fades: the dynamics depend on the state at the last
 // transition for as long as the mode lasts, and the state moves at every sampling instant —
-// the case where seed 000's memory sensitivity s⁺ is wrong and the total derivative is needed.
+// the case where the memory sensitivity s⁺ of [SerbanRecuero2019] is wrong and the total derivative is needed.
 //
 // Model:  ẋ = a x − k m,   m = x at the last sample,   x(0) = m(0) = x₀,   T = 10.
 // A sample is taken when |x − m| reaches δ: guards "upper" γ = x − m − δ and "lower"
@@ -21,8 +21,8 @@
 //
 // Why the total derivative matters here: the captured value is m⁺ = x(τ⁻), and
 //   dm⁺/dp = S_x(τ⁻) + ẋ(τ⁻) τ_p  (= dm/dp − sign(m) dδ/dp in the closed form),
-// while ẋ(τ⁻) = a x − k m ≠ 0. The library's reset jump gives exactly this (DESIGN.md §4).
-// -hs_test_memory_partial_derivative switches to seed 000's s⁺ = S_x(τ⁻): the gradient is then
+// while ẋ(τ⁻) = a x − k m ≠ 0. The library's reset jump gives exactly this (docs/theory.md §9).
+// -hs_test_memory_partial_derivative switches to [SerbanRecuero2019]'s s⁺ = S_x(τ⁻): the gradient is then
 // wrong (a must-fail test), whereas in hysteresis_oscillator (ẋ = v = 0 at a reversal) the same
 // switch changes nothing.
 //

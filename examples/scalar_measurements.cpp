@@ -1,11 +1,11 @@
-// scalar_measurements — a measurement (point) cost (VALIDATION.md V11, seed 001 §3).
+// scalar_measurements — a measurement (point) cost (docs/validation.md, [Nandi2018] §3).
 //
 // Model:  ẋ = -a x²,  x(0) = x0;  parameters p = (a, x0) = (1, 2); no events.
 // Cost:   J = Σ_{i=0}^{100} g(x(t_i)),  g(x) = 1/x²,  t_i = 0.01 i.
 // Closed form: 1/x(t) = 1/x0 + a t, so J = Σ (1/x0 + a t_i)²,
 //   dJ/da  = Σ 2 (1/x0 + a t_i) t_i,   dJ/dx0 = -Σ 2 (1/x0 + a t_i) / x0².
 //   d²J/da² = Σ 2 t_i²,  d²J/dx0² = Σ (2/x0⁴ + 4 (1/x0 + a t_i)/x0³),  d²J/da dx0 = -Σ 2 t_i/x0².
-// Published (seed 001): J = 109.585, dJ/da = 118.17, dJ/dx0 = -50.5, d²J/da² = 67.67,
+// Published ([Nandi2018]): J = 109.585, dJ/da = 118.17, dJ/dx0 = -50.5, d²J/da² = 67.67,
 // d²J/dx0² = 63.125, d²J/dx0 da = -25.25.
 // Every t_i is a step boundary. In the adjoint sweep λ jumps by ∂g/∂x at each t_i; in the
 // forward sweep the measurement adds g_x S(t_i). The Hessian (-hs_hessian) needs the
@@ -148,7 +148,7 @@ private:
 // and cost as the oracle of their AD versions.
 #ifndef HYBRIDSENS_EXAMPLE_NO_MAIN
 int main(int argc, char **argv) {
-  PetscCall(PetscInitialize(&argc, &argv, nullptr, "Measurement cost of a Riccati ODE (seed 001 §3) with hybridsens.\n"));
+  PetscCall(PetscInitialize(&argc, &argv, nullptr, "Measurement cost of a Riccati ODE (Nandi & Singh 2018, §3) with hybridsens.\n"));
   {
     Riccati model;
     InverseSquareMeasurements J;

@@ -1,6 +1,6 @@
 // smib_optimization — maximize the mechanical power P_m of a single machine connected to an
 // infinite bus (SMIB) while a fault is on the line, with PETSc TAO (BLMVM) and hybridsens'
-// discrete adjoint gradient (seed 002 §V.B, Table III; VALIDATION.md V8; PETSc's
+// discrete adjoint gradient ([Zhang2017] §V.B, Table III; docs/validation.md, SMIB; PETSc's
 // src/ts/tutorials/power_grid/ex3opt.c is the same problem, hand-coded).
 //
 // Model (swing equations; state u = (δ, ω) on rank 0, ω in per unit):
@@ -13,7 +13,7 @@
 // P_m, so dJ/dP_m includes (∂u0/∂P_m)ᵀ λ(0).
 // Events: fault on at t_f = 0.1 (fixed), cleared at t_cl = p[1] = 0.2, both TIME events (the
 // step lands on them). ∂t_cl/∂t_cl = 1, so the clearing-time derivative is exactly the
-// event-time jump term μ += cᵀλ⁺ (DESIGN.md §4), with c the library's discrete-exact jump
+// event-time jump term μ += cᵀλ⁺ (docs/theory.md §4), with c the library's discrete-exact jump
 // vector (the derivative of the steps before and after the event with respect to its time;
 // -hs_event_derivative continuous gives §4's u̇⁻ − u̇⁺ instead) — switched off by
 // -hs_test_drop_event_time_term (must-fail test).
@@ -45,13 +45,13 @@
 //              0.21875, …, 1: a step cut by an event is completed by a remainder step);
 //   dJ/dt_cl = 768.989280125265 (adjoint = forward; central FD 768.989277163401, 3.9e-9 apart;
 //              it is the event-time jump term alone; with -hs_event_derivative continuous, the
-//              u̇⁻/u̇⁺ form of DESIGN.md §4, 770.177 — 1.5e-3 off the computed objective);
+//              u̇⁻/u̇⁺ form of docs/theory.md §3, 770.177 — 1.5e-3 off the computed objective);
 //   TAO: 8 iterations (CONVERGED_GATOL) to P_m* = 1.00792560722176, J* = −1.00732579854835, and
 //   every line of -tao_monitor equals ex3opt's (2.03778/144.125, −0.552947/43.1456, …, "1.00793")
 //   except the round-off-level last residual (4.4289e-12 vs 4.42962e-12).
 //   BEULER and RK4 at dt = 1/32 and CN at 1/128: adjoint = forward, FD ≤ 6e-8.
 //
-// Seed 002 Table III was computed with the 2016 ex3opt, whose step was dt = 0.01 (the faults on
+// Zhang et al. (2017), Table III, was computed with the 2016 ex3opt, whose step was dt = 0.01 (the faults on
 // grid points). With -ts_dt 0.01:
 //   iteration   P_m (paper)                      dJ/dP_m adjoint = forward (paper)
 //   0           1.06                             140.048795759452  (140.0487958)
@@ -91,7 +91,7 @@
 //   build/examples/smib_optimization -smib_optimize 0 -hs_forward -hs_adjoint -hs_summary s.json
 //   build/examples/smib_optimization -smib_optimize 0 -hs_check_gradient
 //   build/examples/smib_optimization -ts_dt 0.01 -tao_gatol 1e-14 -tao_grtol 1e-14 -tao_gttol 1e-14
-//                                                                      (seed 002 Table III)
+//                                                                      ([Zhang2017] Table III)
 //   mpiexec -n 3 build/examples/smib_optimization
 #include <hybridsens/ad.hpp>
 #include <hybridsens/hybridsens.hpp>

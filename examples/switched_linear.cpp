@@ -1,4 +1,4 @@
-// switched_linear — the switched linear system of Hiskens & Pai (VALIDATION.md V1, seed 002
+// switched_linear — the switched linear system of Hiskens & Pai (docs/validation.md, [Zhang2017]
 // §V.A; PETSc's src/ts/tutorials/hybrid/ex1.c is the same model with hand-coded events).
 //
 // Model:  u̇ = A_d u,  d ∈ {1, 2},
@@ -9,7 +9,7 @@
 //   d = 2:  γ_1 = u_1 - p_1 u_0   (p_1 = 0.36)  → d = 1
 // u(0) = (0, 1), d(0) = 1, T = 0.125, Crank–Nicolson with dt = 1/256 by default.
 // The parameters appear only in the guards: their influence on u(T) comes entirely from the
-// event-time sensitivities (the jump conditions of DESIGN.md §4).
+// event-time sensitivities (the jump conditions of docs/theory.md §3).
 // Costs: J_0 = x_0(T) and J_1 = x_1(T). With -hs_forward the tangent-linear model gives
 // dJ/dp (through the event-time terms τ_p = -(γ_u S⁻ + γ_p)/D) and dJ/du0.
 //

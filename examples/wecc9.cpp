@@ -1,5 +1,5 @@
 // wecc9 — transient stability of the WECC 3-generator 9-bus system with exciter limiters and a
-// fault, and the exact sensitivities of the frequency-violation metrics of seed 002 (eq. 30).
+// fault, and the exact sensitivities of the frequency-violation metrics of [Zhang2017] (eq. 30).
 //
 // The model is the DAE of PETSc's power_grid/stability_9bus/ex9bus.c (data of Sauer & Pai,
 // Power System Dynamics and Stability, ch. 7), re-expressed as local AD kernels
@@ -38,7 +38,7 @@
 //   fault clearing only — its check evaluates the pre-clearing voltages with the reversed sign,
 //   so it releases a limiter at VRmax whenever the free VR' was still positive before the
 //   clearing; in the default scenario both release at the clearing).
-// Governors (-governors; seed 002 §V.C uses TGOV1): per generator a TGOV1 steam turbine-governor
+// Governors (-governors; [Zhang2017] §V.C uses TGOV1): per generator a TGOV1 steam turbine-governor
 //   (PSS/E TGOV1, data per unit of the machine rating S_g, k = S_g / 100 MVA):
 //     T1 x1' = Pref − k Δω/R − x1  with the valve x1 ∈ k [Vmin, Vmax] (non-windup limiter: the
 //     same kernel code and hit/leave state events as the exciters' VR, guards named Pv<g>_...),
@@ -76,21 +76,21 @@
 //   (λᵀu0)_pp δp with central differences of λᵀ∂u0/∂p.
 // Parameters p (29, 32 with governors): P1..P3, Q1..Q3 (dispatch), t_on, t_off (fault times),
 //   KA1..KA3 (exciter gains), Vm1..Vm9, th1..th9 (magnitudes and angles of the initial bus
-//   voltages, seed 002's 24 with the dispatch), with -governors R1..R3 (droops). With the power-flow
+//   voltages, [Zhang2017]'s 24 with the dispatch), with -governors R1..R3 (droops). With the power-flow
 //   start the outputs of the power flow — P1 (slack), Q1..Q3, Vm4..Vm9, θ2..θ9 — have zero
-//   sensitivity, like seed 002 Table V's P_g^1 column (exactly 0: generator 1 is the slack);
+//   sensitivity, like [Zhang2017] Table V's P_g^1 column (exactly 0: generator 1 is the slack);
 //   θ1 turns every angle alike, to which the model is invariant (its sensitivity is round-off).
 //   With the closed form the voltages enter u0 through the generators (generator buses) and the
 //   loads' reference |V0| (load buses); buses 4, 7, 9 carry neither. No initial-state
 //   columns by default (u0 follows from p; -hs_forward_u0 i,j,... asks for some).
-// Costs (seed 002 eq. 30): H_i = σ ∫ max(0, f_i − f⁺, f⁻ − f_i)^η dt per generator, f_i = ω_i/2π
+// Costs ([Zhang2017] eq. 30): H_i = σ ∫ max(0, f_i − f⁺, f⁻ − f_i)^η dt per generator, f_i = ω_i/2π
 //   in Hz, f± = 60 ± 0.5 Hz, σ = 1, η = 2 (options -freq_max, -freq_min, -sigma, -eta).
 //   After them, user-chosen costs of named quantities (see Expression below; generators and buses
 //   numbered globally): -wecc9_terminal_cost e1,e2,... adds ψ = e_i(u(T)) each, and
 //   -wecc9_integral_cost e1,... adds ∫_0^T e_i(u)² dt each, e.g. delta2-delta1 (rotor-angle
 //   spread), dw3 (speed deviation ω − ω_s), Vm9-1 (bus-voltage deviation from 1 pu), VR3.
 //   Unknown names, out-of-range indices and malformed expressions are refused.
-// Sensitivity trajectories (seed 002 Figs. 6-7, bottom): -wecc9_sensitivities FILE writes, at
+// Sensitivity trajectories ([Zhang2017] Figs. 6-7, bottom): -wecc9_sensitivities FILE writes, at
 //   every step end and after every transition (Solver::setForwardMonitor), the running integral
 //   of every integral cost with its gradient, and the values and rows of S = du/dp of the
 //   quantities of -wecc9_sensitivity_rows (default VR1..3, omega1..3); -wecc9_adjoint FILE
@@ -127,7 +127,7 @@
 //   build/examples/wecc9 -hs_adjoint -hs_forward                  # ∂H_i/∂p both ways
 //   mpiexec -n 3 build/examples/wecc9 -hs_adjoint -pc_factor_mat_solver_type mumps
 //     (without a -pc_type / -pc_factor_mat_solver_type, grids under 1000 states run redundant LU in parallel)
-//   build/examples/wecc9 -t_on 0.1 -t_off 0.2 -ts_max_time 1 -hs_adjoint   # seed 002's scenario: H1 = 0, P_g^1 column 0
+//   build/examples/wecc9 -t_on 0.1 -t_off 0.2 -ts_max_time 1 -hs_adjoint   # [Zhang2017]'s scenario: H1 = 0, P_g^1 column 0
 //   build/examples/wecc9 -fault_bus 7 -t_off 1.1 -ts_max_time 3 -hs_summary wecc9.json
 //   build/examples/wecc9 -areas 112 -param_areas 1 -cost_generators 3 -hs_adjoint   # 1008 buses
 //   build/examples/wecc9 -P2 1.7 -wecc9_check_start              # re-solved power flow, ∂u0/∂p vs FD
@@ -410,7 +410,7 @@ int main(int argc, char **argv) {
     if (L.areas == 1) PetscCall(solver.viewGradients(nullptr, false));
     else if (solver.adjointForwardDifference() >= 0)
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "adjoint vs forward: max relative difference %.2e\n", (double)solver.adjointForwardDifference()));
-    // Seed 002 Table V layout: ∂H_i/∂P_g (rows H_i, columns the dispatch of generator g).
+    // The layout of Zhang et al. (2017), Table V: ∂H_i/∂P_g (rows H_i, columns the dispatch of generator g).
     const auto &gP = !solver.adjointGradientP().empty() ? solver.adjointGradientP() : solver.forwardGradientP();
     if (!gP.empty()) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sensitivities of frequency violations to dispatch at t = %g (%s):\n        %12s %12s %12s\n", (double)tf,

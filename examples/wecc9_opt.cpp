@@ -20,7 +20,7 @@
 // (0.7168, 1.63, 0.85), not re-solved for P, so for other P the system starts slightly off
 // equilibrium — in ex9busopt and here alike. There is no difference in the model; only in the
 // derivative: here du0/dP is exact (Sacado through the closed form, including Vref and TM) and
-// the algebraic re-solves at t = 0 and at the fault switches are differentiated (DESIGN.md),
+// the algebraic re-solves at t = 0 and at the fault switches are differentiated (docs/theory.md §6),
 // while ex9busopt takes du0/dP by a forward difference (1e-7) of the closed-form state only
 // (Vref is a global, not a state: its dependence on P is dropped) and carries λ unchanged
 // through the algebraic re-solves.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots of examples/hysteresis_oscillator (seed 000 §5.2, Figs. 6-8) into one PNG:
+"""Plots of examples/hysteresis_oscillator ([SerbanRecuero2019] §5.2, Figs. 6-8) into one PNG:
 
   (a) the hysteresis loops z(u) with the load reversals (Fig. 6);
   (b) the adjoint λ_u of G = ∫u² dt for t in [6, 8], with its jump at every reversal, and the
@@ -62,7 +62,7 @@ def main():
     fig, ax = plt.subplots(2, 2, figsize=(12, 8.5))
     ax[0, 0].plot(u, z, lw=0.8)
     ax[0, 0].plot([u[i] for i in rev], [z[i] for i in rev], "o", ms=3, color="C3", label="load reversals")
-    ax[0, 0].set(xlabel="displacement u", ylabel="stress z", title="(a) hysteresis loops (seed 000 Fig. 6)")
+    ax[0, 0].set(xlabel="displacement u", ylabel="stress z", title="(a) hysteresis loops (cf. Serban & Recuero 2019, Fig. 6)")
     ax[0, 0].legend(loc="upper left")
 
     # Adjoint samples come in reverse time; at a reversal the "step" row is λ⁺ and the
@@ -77,7 +77,7 @@ def main():
         if r["kind"] == "after_reversal" and k + 1 < len(window):
             ax[0, 1].plot([float(r["t"])] * 2, [float(r["lambda_u"]), float(window[k + 1]["lambda_u"])], ":", color="C3")
     ax[0, 1].plot([j[0] for j in jumps], [j[1] for j in jumps], "o", ms=3, color="C3", label="λ_u⁻ at reversals")
-    ax[0, 1].set(xlabel="t", ylabel="adjoint of G", title="(b) adjoint: λ_u jumps at reversals (seed 000 Fig. 8)")
+    ax[0, 1].set(xlabel="t", ylabel="adjoint of G", title="(b) adjoint: λ_u jumps at reversals (cf. Serban & Recuero 2019, Fig. 8)")
     ax[0, 1].legend(loc="best")
 
     pv = json.load(open(a.summary))["parameters"] if a.summary else [32 * math.pi ** 2, math.pi ** 2, 205.0, 0.0]
@@ -86,7 +86,7 @@ def main():
     for key, p, label in params:
         ax[1, 0].plot([t[i] for i in early], [p * float(traj[i]["du_d" + key]) for i in early], lw=0.9, label=f"{label} ∂u/∂{label}")
         ax[1, 1].plot([t[i] for i in early], [p * float(traj[i]["dz_d" + key]) for i in early], lw=0.9, label=f"{label} ∂z/∂{label}")
-    ax[1, 0].set(xlabel="t", ylabel="p_j ∂u/∂p_j", title="(c) displacement sensitivities (seed 000 Fig. 7)")
+    ax[1, 0].set(xlabel="t", ylabel="p_j ∂u/∂p_j", title="(c) displacement sensitivities (cf. Serban & Recuero 2019, Fig. 7)")
     ax[1, 1].set(xlabel="t", ylabel="p_j ∂z/∂p_j", title="(d) stress sensitivities")
     for a_ in (ax[1, 0], ax[1, 1]):
         a_.legend(loc="upper left")

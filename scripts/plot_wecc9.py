@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots of a wecc9 run (seed 002 Figs. 6-7): generator frequencies with the limits of the
+"""Plots of a wecc9 run ([Zhang2017] Figs. 6-7): generator frequencies with the limits of the
 violation metric H_i (violations shaded), and the voltage-regulator outputs V_R with their limits
 and the limiter events marked; with --sensitivities (a CSV from -wecc9_sensitivities, needs
 -hs_forward) also the bottom rows: the running metrics H_i(t) with their sensitivities
@@ -126,7 +126,7 @@ if a.sensitivities:
             ax.set_xlabel("t (s)")
             ax.set_title(f"sensitivities of {h}(t) to dispatch")
             ax.legend(fontsize=8)
-        fig.suptitle("Frequency violations and their sensitivities to dispatch over time (seed 002 Fig. 6)\n"
+        fig.suptitle("Frequency violations and their sensitivities to dispatch over time (cf. Zhang et al. 2017, Fig. 6)\n"
                      "red dotted: fault on/off; black dashed: limiter hit; dash-dot: release", fontsize=10)
         fig.tight_layout()
         fig.savefig(a.out + "_dH_dP.png", dpi=120)
@@ -148,7 +148,7 @@ if a.sensitivities:
         axes[0].set_ylabel("V_R (pu)")
         axes[1].set_ylabel("dV_R^i(t) / dVm_i")
         axes[1].set_xlabel("t (s)")
-        axes[0].set_title("Voltage-regulator outputs and their sensitivities to the generator terminal voltage (seed 002 Fig. 7)\n"
+        axes[0].set_title("Voltage-regulator outputs and their sensitivities to the generator terminal voltage (cf. Zhang et al. 2017, Fig. 7)\n"
                           "red dotted: fault on/off; black dashed: limiter hit; dash-dot: release", fontsize=10)
         fig.tight_layout()
         fig.savefig(a.out + "_dVR_dVm.png", dpi=120)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """examples/bouncing_ball_ad (every derivative by Sacado AD) against the hand-coded
-examples/bouncing_ball, kept as the oracle (issue 5: identical trajectories and gradients).
+examples/bouncing_ball, kept as the oracle (identical trajectories and gradients).
 
 For each configuration both executables run with the same options; compared, each to ≤ 1e-14
 relative (to the largest magnitude of the compared array):

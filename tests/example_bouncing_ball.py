@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Acceptance test of examples/bouncing_ball (VALIDATION.md V3) against its closed form.
+"""Acceptance test of examples/bouncing_ball (docs/validation.md, bouncing ball) against its closed form.
 
 Free flight is q = q_k + v_k⁺ s − g s²/2: the first impact is at t1 = sqrt(2 q0/g) with
 v1⁻ = −g t1; each impact maps v⁻ to v⁺ = −e v⁻ and the next one follows after a flight of

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Acceptance test of examples/galan_scalar (VALIDATION.md V2) against its exact solution.
+"""Acceptance test of examples/galan_scalar (docs/validation.md, scalar hybrid ODE) against its exact solution.
 
 ẋ = 4 − x in mode 1, ẋ = 10 − 2x in mode 2; both drive x upwards (x < 4 < 5), so x(t) is
 monotone and the events are exactly the roots of h(x) = x³ − 5x² + 7x = p met in increasing x:

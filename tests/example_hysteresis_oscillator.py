@@ -1,25 +1,25 @@
 #!/usr/bin/env python3
-"""examples/hysteresis_oscillator (seed 000 §5.2, VALIDATION.md V7): the published value and
+"""examples/hysteresis_oscillator ([SerbanRecuero2019] §5.2; docs/validation.md): the published value and
 gradient rows, forward = adjoint, central finite differences, the adjoint jumps at every load
 reversal, must-fail tests.
 
 --method rk4 (default, RK4 dt = 1e-3):
-  * G = 0.04994 (seed 000) to ≤ 1e-4 relative; 19 reversals, ξ alternating from +1, v⁻ ≈ 0;
-  * the stress written by the example equals the literal eq. 46 of seed 000 (with the errata:
+  * G = 0.04994 ([SerbanRecuero2019]) to ≤ 1e-4 relative; 19 reversals, ξ alternating from +1, v⁻ ≈ 0;
+  * the stress written by the example equals the literal eq. 46 of [SerbanRecuero2019] (with the errata:
     2 sinh βu* in u_i*, u₀ and f̄ from (k_a, k_b, α)) at every output point, and is continuous
     at every reversal (z = z* right after it);
   * forward = adjoint ≤ 1e-12 (max over entries relative to the largest); ∂G/∂β = 0 exactly;
   * central FD of the example ≤ 1e-5 relative for k_a, k_b, α (each entry on its own);
-  * the published rows (FD, FSA, ASA of seed 000) within 1 % for k_a, k_b, α;
+  * the published rows (FD, FSA, ASA of [SerbanRecuero2019]) within 1 % for k_a, k_b, α;
   * the adjoint at every reversal: λ_u jumps by λ_{u*}⁺ + σ_u λ_{z*}⁺ (≠ 0), λ_{u*}⁻ = σ_{u*} λ_{z*}⁺,
     λ_{z*}⁻ = σ_{z*} λ_{z*}⁺ (R_uᵀ of the capture, σ's partials in the mode before the reversal),
-    and the velocity adjoint λ_v is continuous (seed 000 Fig. 8): exactly (≤ 1e-12) with the
+    and the velocity adjoint λ_v is continuous ([SerbanRecuero2019] Fig. 8): exactly (≤ 1e-12) with the
     continuous event derivative (-hs_event_derivative continuous, where c = 0 at v = 0); with
     the default discrete-exact one it jumps by the O(h⁴) event-time term of the RK4 step that
     locates the reversal (≤ 1e-7, and ≥ 8× smaller at half the step);
 --method memory (RK4 dt = 1e-3):
   * must-fail: without the memory terms (-hs_test_drop_reset_terms) the gradient is wrong by
-    orders of magnitude (≥ 100×); in contrast seed 000's partial memory derivative and dropping
+    orders of magnitude (≥ 100×); in contrast [SerbanRecuero2019]'s partial memory derivative and dropping
     the event-time terms change nothing here (≤ 1e-9), because v = 0 at a reversal makes the
     jump vector c vanish (up to the O(h⁴) of the discrete event derivative) —
     examples/sample_and_hold is the case where they matter;
@@ -81,7 +81,7 @@ def central_fd(opts, j, h, base=None):
 
 def check_published(label, s):
     G = s["objective"][0]
-    print(f"{label}: G = {G:.12g} (seed 000: {G_PUBLISHED}), rel {rel(G, G_PUBLISHED):.2e}")
+    print(f"{label}: G = {G:.12g} (Serban & Recuero 2019: {G_PUBLISHED}), rel {rel(G, G_PUBLISHED):.2e}")
     check(rel(G, G_PUBLISHED) <= 1e-4, f"{label}: G = {G!r} vs published {G_PUBLISHED} (rel {rel(G, G_PUBLISHED):.3g} > 1e-4)")
     fwd, adj = s["forward_gradient"]["p"][0], s["gradient"]["p"][0]
     err = scaled_diff(adj, fwd)
@@ -91,11 +91,11 @@ def check_published(label, s):
     for row, vals in ROWS_PUBLISHED.items():
         for j in range(3):
             e = rel(adj[j], vals[j])
-            check(e <= 1e-2, f"{label}: dG/d{OPTS[j][1:]} = {adj[j]:.6g} vs seed 000 {row} {vals[j]:.4g} (rel {e:.3g} > 1 %)")
-        print(f"{label}: vs seed 000 {row} row: " + ", ".join(f"{rel(adj[j], vals[j]):.2%}" for j in range(3)))
+            check(e <= 1e-2, f"{label}: dG/d{OPTS[j][1:]} = {adj[j]:.6g} vs Serban & Recuero 2019 {row} {vals[j]:.4g} (rel {e:.3g} > 1 %)")
+        print(f"{label}: vs Serban & Recuero 2019 {row} row: " + ", ".join(f"{rel(adj[j], vals[j]):.2%}" for j in range(3)))
 
 
-# ---- the stress law of seed 000, eq. 46, literally (with the errata of VALIDATION.md V7) ----
+# ---- the stress law of [SerbanRecuero2019], eq. 46, literally (with the errata in docs/references.md) ----
 def sigma_paper(u, us, zs, xi, p, delta=1e-20):
     ka, kb, al, be = p
     u0 = -math.log(delta / (ka - kb)) / (2 * al)
@@ -122,7 +122,7 @@ if args.method == "rk4":
 
     # Reversals.
     ev = s["events"]
-    check(len(ev) == 19, f"{len(ev)} reversals, expected 19 (seed 000 Figs. 5-6)")
+    check(len(ev) == 19, f"{len(ev)} reversals, expected 19 (Serban & Recuero 2019, Figs. 5-6)")
     for i, e in enumerate(ev):
         xi = 1 if i % 2 == 0 else -1
         check(e["guard"] == "reversal" and e["from"] == [xi] and e["to"] == [-xi], f"reversal {i}: {e}")
@@ -134,7 +134,7 @@ if args.method == "rk4":
     traj = s["traj"]
     zmax = max(abs(float(r["z"])) for r in traj)
     worst = max(abs(float(r["z"]) - sigma_paper(float(r["u"]), float(r["ustar"]), float(r["zstar"]), int(r["xi"]), P0)) for r in traj)
-    print(f"stress vs seed 000 eq. 46: max |z - sigma| = {worst:.2e} over {len(traj)} points (max |z| {zmax:.3g})")
+    print(f"stress vs Serban & Recuero 2019, eq. 46: max |z - sigma| = {worst:.2e} over {len(traj)} points (max |z| {zmax:.3g})")
     check(worst <= 1e-10 * zmax, f"stress differs from eq. 46 by {worst:.3g}")
     times = [float(r["t"]) for r in traj]
     for e in ev:

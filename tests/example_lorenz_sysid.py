@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""lorenz_sysid (VALIDATION.md V10): Lorenz-63 system identification with exact Hessians.
+"""lorenz_sysid (docs/validation.md; [Nandi2018] §8.1): Lorenz-63 system identification with exact Hessians.
 
 Asserted:
   * at the truth the Hessian equals 2 Σ S_iᵀ S_i (forward sensitivities, an independent code

@@ -14,7 +14,7 @@ Checks (RK4 dt = 1e-3 unless noted):
     and adjoint, vs the closed form (≤ 1e-8 of the largest entry of the cost);
   * forward = adjoint ≤ 1e-12 (max over entries relative to the largest entry);
   * central finite differences of the example itself ≤ 1e-6 (relative to the largest entry);
-  * must-fail: seed 000's partial memory derivative (-hs_test_memory_partial_derivative) and
+  * must-fail: [SerbanRecuero2019]'s partial memory derivative (-hs_test_memory_partial_derivative) and
     dropping the event-time terms (-hs_test_drop_event_time_term) are wrong by far more than 1 %,
     because ẋ⁻ τ_p ≠ 0 here (in hysteresis_oscillator the same switches change nothing);
   * Crank–Nicolson (dt = 1e-3): forward = adjoint ≤ 1e-12, closed form ≤ 1e-5 (O(h²));
@@ -123,7 +123,7 @@ for k in range(2):
     print(f"cost {k}: adjoint vs central FD {err:.2e}  (FD {fd})")
     check(err <= 1e-6, f"cost {k}: adjoint {s['gradient']['p'][k]} vs FD {fd} ({err:.3g})")
 
-# Must-fail: the partial derivative of seed 000, and no event-time terms at all.
+# Must-fail: the partial derivative of [SerbanRecuero2019], and no event-time terms at all.
 for switch in ("-hs_test_memory_partial_derivative", "-hs_test_drop_event_time_term"):
     b = run(["-hs_forward", "-hs_adjoint", switch])
     for k in range(2):

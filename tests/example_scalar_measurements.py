@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scalar_measurements (VALIDATION.md V11): J = Σ 1/x(t_i)², dJ/da, dJ/dx0 against the closed
+"""scalar_measurements (docs/validation.md; [Nandi2018] §3): J = Σ 1/x(t_i)², dJ/da, dJ/dx0 against the closed
 form (published: 109.585, 118.17, -50.5), by forward sensitivities and by the adjoint, which
 must agree to round-off; with RK4 at dt = 1e-3 the closed form is met to 1e-9; CN converges at
 second order; the result is the same at 1, 2 and 3 ranks.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""examples/smib_optimization — SMIB P_m maximization (VALIDATION.md V8; seed 002 §V.B, Table III;
+"""examples/smib_optimization — SMIB P_m maximization (docs/validation.md; [Zhang2017] §V.B, Table III;
 PETSc's power_grid/ex3opt.c as the peer).
 
 J(P_m, t_cl) = −P_m + σ ∫₀ᵀ max(0, δ − δ_max)^η dt with a fault on at t_f = 0.1 and cleared at t_cl.
@@ -11,9 +11,9 @@ Checks (each can fail):
        ≤ 1e-6; the same
        with BEULER and RK4 at dt = 1/32 and CN at dt = 1/128;
      * must-fail: -hs_test_drop_event_time_term makes dJ/dt_cl 0, and -hs_event_derivative
-       continuous (DESIGN.md §4's u̇⁻/u̇⁺ form, O(h²) for CN) misses FD by > 1e-4, while dJ/dP_m
+       continuous (docs/theory.md §3's u̇⁻/u̇⁺ form, O(h²) for CN) misses FD by > 1e-4, while dJ/dP_m
        (no event-time term: t_f, t_cl do not depend on P_m) stays identical.
-  B. seed 002 Table III with the paper's step (-ts_dt 0.01): P_m and the adjoint and forward
+  B. [Zhang2017] Table III with the paper's step (-ts_dt 0.01): P_m and the adjoint and forward
      gradients of TAO iterations 0, 1, 2 equal the published values to their printed digits
      (140.0487958, 45.40765371, 14.84698503; 1.032130009, 1.018758331); optimum 1.0079.
   C. TAO (BLMVM, adjoint gradient) at the defaults converges; every table row has
@@ -141,7 +141,7 @@ for flag, what in (("-hs_test_drop_event_time_term", "without the event-time ter
           f"must-fail {what}: dJ/dtcl = {a[1]:.9g} (adjoint), {f[1]:.9g} (forward) vs FD {fd_tcl:.9g} (rel {rel(a[1], fd_tcl):.1e})")
     check(rel(a[0], g_pm) <= 1e-12, f"{what}: dJ/dPm (no event-time term: t_f, t_cl do not depend on P_m) unchanged ({a[0]:.15g})")
 
-# ---- B. seed 002 Table III (dt = 0.01) ------------------------------------------------------
+# ---- B. [Zhang2017] Table III (dt = 0.01) -------------------------------------------------
 out, _ = run(["-ts_dt", "0.01", "-smib_fd", "0"], summary=False)
 rows, its, reason, pm_opt, conv = parse_tao(out)
 published = [(1.06, 140.0487958, "1.06", "140.0487958"), (1.032130009, 45.40765371, "1.032130009", "45.40765371"),

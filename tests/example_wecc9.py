@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Acceptance test of examples/wecc9 (VALIDATION.md V9): WECC 9-bus with exciter limiters and a
+"""Acceptance test of examples/wecc9 (docs/validation.md, WECC 9-bus): WECC 9-bus with exciter limiters and a
 fault, frequency-violation metrics H_1..H_3 and their gradients (closed-form initial state,
 -wecc9_init closed_form).
 

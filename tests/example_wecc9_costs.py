@@ -156,7 +156,7 @@ A = rows(adj)
 check(float(A[0]["t"]) == 2.0 and float(A[0]["lambda[[VR3](T)]:VR3"]) == 1.0 and float(A[0]["lambda[[VR3](T)]:VR1"]) == 0.0,
       "adjoint CSV starts at T with lambda = dpsi/du for [VR3](T)")
 check(any(r["kind"] == "event" and r["event"] == "VR3_hits_max" for r in A), "adjoint CSV has the VR3 hit")
-# The adjoint jumps at the limiter hit (seed 002 Fig. 7): λ at V_R3 as the later steps left it
+# The adjoint jumps at the limiter hit ([Zhang2017] Fig. 7): λ at V_R3 as the later steps left it
 # (arrived, t_hit⁺) against its left limit after the transposed jump (the sweep runs backwards).
 ai = next(i for i, r in enumerate(A) if r["event"] == "VR3_hits_max")
 lam = lambda r: float(r["lambda[[VR3](T)]:VR3"])

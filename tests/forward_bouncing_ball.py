@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Forward sensitivities of examples/bouncing_ball (VALIDATION.md V3): ψ = q(T) + ∫₀ᵀ v² dt
+"""Forward sensitivities of examples/bouncing_ball (docs/validation.md, bouncing ball): ψ = q(T) + ∫₀ᵀ v² dt
 with respect to (q0, e) and the initial state (q(0), v(0)).
 
 Closed form (two impacts before T = 5 for q0 = 10, e = 0.8): t1 = sqrt(2 q0/g), V1 = e g t1,

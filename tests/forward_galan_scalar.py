@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Forward sensitivities of examples/galan_scalar (VALIDATION.md V2): dG/dp, G = ∫₀⁵ x dt.
+"""Forward sensitivities of examples/galan_scalar (docs/validation.md, scalar hybrid ODE): dG/dp, G = ∫₀⁵ x dt.
 
 Closed form. x is monotone, the events are the roots x_a < x_b < x_c of h(x) = x³ − 5x² + 7x = p
 (rising, falling, rising), dx_i/dp = 1/h'(x_i). Mode 1 (ẋ = 4 − x) gives ∫x = 4Δt − Δx, mode 2

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Forward sensitivities of examples/switched_linear (VALIDATION.md V1) against PETSc's
+"""Forward sensitivities of examples/switched_linear (docs/validation.md, switched linear system) against PETSc's
 hand-coded hybrid/ex1fwd (tangent linear) and ex1fd (one-sided FD, δ = 1e-8), and against
 central FD of our own example. Costs J_k = x_k(T), T = 0.125.
   * ex1fwd (CN, dt = 1/256 and 1e-4, -ts_event_tol 1e-12, run in a temp dir; last line of

@@ -62,7 +62,7 @@ def beuler_check(label, exe, opts, params, coarse, fine, state_costs=False, cost
     """Backward Euler, where the event-time derivative matters most: the discrete-exact event
     derivative (default) matches central FD of the computed objective to ≤ 1e-6 at both steps.
     Must-fail: with -hs_event_derivative continuous (u̇⁻/u̇⁺ in place of the steps' own
-    derivatives, DESIGN.md §4 as printed) the gap at the coarse step is O(h) ≫ 1e-6."""
+    derivatives, the continuous form of docs/theory.md §3) the gap at the coarse step is O(h) ≫ 1e-6."""
     for dt in (coarse, fine):
         o = opts + ["-ts_type", "beuler", "-ts_dt", dt]
         s = run(exe, o + ["-hs_forward"])

@@ -9,7 +9,7 @@
 // by central differences of hybridsens' adjoint gradient (Richardson), and the gradients.
 // Exit status: nonzero if hybridsens disagrees with its finite differences (≤ 1e-7) or, for
 // RK4, with PETSc (≤ 1e-10; PETSc's RK second-order adjoint is believed correct without
-// quadratures). PETSc's Crank–Nicolson result is reported, not asserted (PETSC-3.18.md §7:
+// quadratures). PETSc's Crank–Nicolson result is reported, not asserted (docs/petsc-3.18.md §7:
 // its theta second-order adjoint reads the tangent history one step off).
 #include <hybridsens/hybridsens.hpp>
 

@@ -1,5 +1,5 @@
 // AD-driven versions of the examples switched_linear, galan_scalar and scalar_measurements
-// (issue 5): each model and cost written once as templates (ADModel/ADCost), solved side by side
+// (hybridsens/ad.hpp): each model and cost written once as templates (ADModel/ADCost), solved side by side
 // with the hand-coded classes of the example itself (included below, without its main), which
 // serve as the oracle. Asserted, with the example's own solver settings and with a second
 // method: the same events (guard/time ids, discrete states, step indices, times), the same
@@ -227,7 +227,7 @@ TEST(ADExamples, ScalarMeasurements) {
     const std::string label = std::string("scalar_measurements ") + s.type;
     const SolveResult h = solve(hand, {&hJ}, s), a = solve(ad, {&aJ}, s);
     compare(h, a, label);
-    EXPECT_NEAR(a.objective[0], 109.585, 1e-3);  // seed 001's published value (closed form 109.585)
+    EXPECT_NEAR(a.objective[0], 109.585, 1e-3);  // [Nandi2018]'s published value (closed form 109.585)
   }
 }
 

@@ -1,4 +1,4 @@
-// AD front end (hybridsens/ad.hpp) against hand-coded derivatives, entry by entry (issue 5).
+// AD front end (hybridsens/ad.hpp) against hand-coded derivatives, entry by entry.
 //
 // Two model pairs, each written once with templates (ADModel/ADCost) and once by hand with
 // every derivative coded explicitly (the oracle):

@@ -1,4 +1,4 @@
-// A DISTRIBUTED hybrid model must give the same answer at every rank count (DESIGN.md §6).
+// A DISTRIBUTED hybrid model must give the same answer at every rank count (docs/theory.md §12).
 //
 // Model: a bank of N = 13 weakly coupled thermostats (first-order decays),
 //   x_i' = -k_i x_i + k_i d_i + κ (x_{i-1} - 2 x_i + x_{i+1})   (chain; missing neighbours dropped)

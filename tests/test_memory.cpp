@@ -1,6 +1,6 @@
 // MemoryModel (hybridsens/memory.hpp) on a distributed model whose memory slots capture values
 // owned by other ranks: the reset family against finite differences and its own transpose,
-// full solves (forward = adjoint, central FD, must-fail with seed 000's partial derivative),
+// full solves (forward = adjoint, central FD, must-fail with the partial derivative of [SerbanRecuero2019]),
 // the ṁ = 0 and layout checks, and the adjoint monitor (Solver::setAdjointMonitor).
 #include "test_support.hpp"
 
@@ -294,7 +294,7 @@ TEST(MemoryModel, ResetFamilyMatchesDifferencesAndTranspose) {
 }
 
 // A full solve: forward = adjoint, both = central FD, for every parameter (including the time
-// event's T₁, whose memory jump needs the total derivative ẋ⁻ τ_p); seed 000's partial
+// event's T₁, whose memory jump needs the total derivative ẋ⁻ τ_p); [SerbanRecuero2019]'s partial
 // derivative is wrong for T₁; the adjoint monitor reports λ(t₀) = dJ/du₀ last.
 TEST(MemoryModel, SolveMatchesFiniteDifferencesOnEveryRankCount) {
   MemoryRing model;
@@ -337,7 +337,7 @@ TEST(MemoryModel, SolveMatchesFiniteDifferencesOnEveryRankCount) {
   ASSERT_FALSE(u0idx.empty());
   for (size_t i = 0; i < u0idx.size(); ++i) EXPECT_EQ(lambda0.at(u0idx[i]), solver.adjointGradientU0()[0][i]);
 
-  // Seed 000's partial memory derivative misses ẋ⁻ τ_p at the time event: dJ/dT₁ goes wrong.
+  // The partial memory derivative of Serban & Recuero (2019) misses ẋ⁻ τ_p at the time event: dJ/dT₁ goes wrong.
   {
     ScopedOptions o("-hs_test_memory_partial_derivative");
     Solver wrong(model);

@@ -1,5 +1,5 @@
 // Forward AND adjoint sensitivities through events on small models with closed forms
-// (VALIDATION.md V4–V6), a DAE whose algebraic equation changes at events, and MPI runs against
+// (docs/validation.md §1), a DAE whose algebraic equation changes at events, and MPI runs against
 // a serial reference. (This file was tests/test_forward_cases.cpp.)
 //
 // ADJOINT: every gradient run (runModel) solves with setForwardSensitivities(true) AND
@@ -50,7 +50,7 @@
 // objective by O(h²); the gap is largest when an event time or T − (event time) is a multiple
 // of the step (the computed objective then has a kink in p, e.g. V6 at θ = 0.5: 3.3e-6 at
 // dt 1e-2, 2.4e-6 at dt 1e-3, 4.6e-9 at dt 1e-4; off the grid, θ = 0.50037: 1.8e-5, 6e-8, 4e-9).
-// ORDERING CONVENTION at one instant (README "The engine", DESIGN.md §4 "Simultaneous events"):
+// ORDERING CONVENTION at one instant (README "The engine", docs/theory.md §7):
 // time events first, by index; then guards, by index; each transition gets its own pre/post
 // snapshot and its own jump S⁺ = Φ_u S⁻ + Φ_p + c τ_p (c built from the u̇ of the modes just
 // before and just after THAT transition). A guard made inactive by an earlier transition at
@@ -477,7 +477,7 @@ PetscErrorCode runModel(const LambdaModel &model, const std::vector<const CostFu
   PetscMPIInt size;
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(model.comm(), &size));
-  // Tight event location so that the computed objective is smooth in p (DESIGN.md §4); direct
+  // Tight event location so that the computed objective is smooth in p (docs/theory.md §2); direct
   // linear solves for the implicit methods (MUMPS in parallel).
   std::string opts = "-ts_adapt_type none -hs_event_tol 1e-13";
   if (method != Method::RK4)

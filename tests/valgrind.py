@@ -26,7 +26,7 @@ RUNS = [
     ("galan_scalar adjoint", "galan_scalar", ["-ts_max_time", "2", "-hs_adjoint"], None),
     ("bouncing_ball adjoint, trajectory on disk", "bouncing_ball", ["-ts_max_time", "2", "-hs_adjoint", "-hs_trajectory_dir", "{tmp}/traj"], None),
     ("hysteresis_oscillator forward", "hysteresis_oscillator", ["-ts_max_time", "0.3", "-hs_forward"], None),
-    ("bad option value", "galan_scalar", ["-hs_event_tol", "0"], r"-hs_event_tol must be positive"),
+    ("bad option value", "galan_scalar", ["-hs_event_tol", "0"], r"Option -hs_event_tol 0: must be in \(0, 1e-06\]"),
     ("unwritable summary", "galan_scalar", ["-ts_max_time", "1", "-hs_summary", "/dev/full"], r"-hs_summary /dev/full: write failed"),
     ("grazing/Zeno", "bouncing_ball", ["-e", "0.5", "-ts_dt", "0.05"], r"Grazing|Zeno"),
 ]

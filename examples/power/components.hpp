@@ -1,6 +1,6 @@
 // Grid components as local AD kernels (hybridsens/ad_local.hpp): machine, exciter and governor
 // with their non-windup limiter, network admittances, loads, fault shunt, initial-state kernels,
-// and the frequency-violation integrand of seed 002 eq. 30.
+// and the frequency-violation integrand of [Zhang2017] eq. 30.
 #pragma once
 
 #include "power_flow.hpp"

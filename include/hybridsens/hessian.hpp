@@ -6,9 +6,9 @@
 //     direction v followed by one reverse sweep carrying the first-order adjoint λ and its
 //     tangent σ = δλ (the second-order adjoint); measurement, terminal and integral costs;
 //   * full Hessians, either by n_q such products in one pair of sweeps, or by the "hybrid"
-//     formula (seed 001 §6, here in its discrete form): n_q tangent-linear directions Z, one
+//     formula ([Nandi2018] §6, here in its discrete form): n_q tangent-linear directions Z, one
 //     first-order adjoint, and the sum over all stages of Zᵀ ∇²(λ·f + r) Z plus the cost terms
-//     Zᵀ ∇²φ Z plus (λ(t0)·u0)_pp. (Seed 001's printed eq. 64 omits the mixed term
+//     Zᵀ ∇²φ Z plus (λ(t0)·u0)_pp. (Nandi & Singh's printed eq. 64 omits the mixed term
 //     (dx/dp → ∂²f/∂x∂p)^{→γ}; the discrete form contains every term because it is the full
 //     second derivative of the Lagrangian.)
 // Both are exact second derivatives of the computed discrete trajectory (RK: any explicit
@@ -16,7 +16,7 @@
 // stage equations — finite differences see the Newton tolerance, so compare with a tight
 // -snes_rtol), written by the library itself over the stored trajectory: PETSc 3.18's
 // second-order adjoint reads theta's tangent history one step off, ignores theta quadrature
-// Hessians and overwrites RK dynamics terms with quadrature ones (PETSC-3.18.md §7), so it is
+// Hessians and overwrites RK dynamics terms with quadrature ones (docs/petsc-3.18.md §7), so it is
 // not used. tests/peer_second_order.cpp measures it on ts/tutorials/ex20opt_p's problem: with
 // RK4 PETSc's Hessian equals ours to 1e-16; with Crank–Nicolson it is 4.5e-4 off, ours equals
 // finite differences of the gradient to 1e-10.

@@ -2,16 +2,16 @@
 // displacement and stress at the last load reversal of a hysteretic material, the sample held
 // by an event-triggered controller, the state at the last mode switch.
 //
-// The pattern (DESIGN.md §3): every captured value is an extra continuous state m_k ("memory
+// The pattern (docs/theory.md §9): every captured value is an extra continuous state m_k ("memory
 // slot") with zero dynamics, ṁ_k = 0, and a reset m_k⁺ = c_k(t, u⁻, p; d⁻) at the transitions
 // that capture it; the other entries keep their values. The dynamics then read m_k like any
-// other state. Nothing new is needed in the library: the reset's jump conditions (DESIGN.md §4)
+// other state. Nothing new is needed in the library: the reset's jump conditions (docs/theory.md §3)
 // give the forward jump of a captured slot as
 //     S_m⁺ = c_u S⁻ + c_p + (c_t + c_u u̇⁻ − ṁ⁺) τ_p = c_u (S⁻ + u̇⁻ τ_p) + c_t τ_p + c_p,
 // the TOTAL derivative d/dp c(τ(p), u(τ(p)), p) of the captured value, and the adjoint its
 // transpose (with the default discrete-exact event derivative, u̇⁻ is the derivative of the
 // located step with respect to its size: the total derivative of the captured value as
-// computed). Seed 000 §4 takes s⁺ = S⁻ there, which is wrong whenever u̇⁻ τ_p ≠ 0; its
+// computed). Serban & Recuero (2019, §4) take s⁺ = S⁻ there, which is wrong whenever u̇⁻ τ_p ≠ 0; its
 // hysteresis example hides it because u̇ = 0 at a load reversal.
 //
 // What a model declares (besides the usual HybridModel callbacks):
@@ -37,7 +37,7 @@
 // distributed Vec. All of them are called collectively.
 //
 // Testing switch (must-fail tests, ODE models only): -hs_test_memory_partial_derivative makes
-// the captured slots jump with seed 000's partial derivative S_m⁺ = c_u S⁻ + c_p, in forward and
+// the captured slots jump with [SerbanRecuero2019]'s partial derivative S_m⁺ = c_u S⁻ + c_p, in forward and
 // adjoint alike: it sets the memory rows of R_t to −c_u u̇⁻, which cancels the event-time term
 // of those rows (exactly with -hs_event_derivative continuous; up to the O(h^order) difference
 // between u̇⁻ and the located step's derivative with the default discrete one).

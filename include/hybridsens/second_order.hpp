@@ -1,5 +1,5 @@
 // hybridsens/second_order.hpp — second-derivative products of the model and of the costs, the
-// interface the Hessian driver (issue 8) calls. Core header: no Sacado; any model may implement
+// interface the Hessian driver (hybridsens/hessian.hpp) calls. Core header: no Sacado; any model may implement
 // it by hand, and the AD front ends implement it exactly by nested forward-mode AD:
 //   * ADModel / ADCost (hybridsens/ad.hpp)                — dense, whole state on rank 0;
 //   * LocalKernelModel / LocalKernelCost (hybridsens/ad_local.hpp) — sparse, distributed.

@@ -293,7 +293,7 @@ PetscErrorCode Dynamics::IFunction(TS, PetscReal t, Vec u, Vec udot, Vec F, void
 }
 
 // dF/du + shift dF/du̇ = shift M - f_u. The Jacobian does not depend on u̇, so PETSc's
-// stale-Xdot adjoint evaluation (PETSC-3.18.md §2.4) is harmless here.
+// stale-Xdot adjoint evaluation (docs/petsc-3.18.md §5) is harmless here.
 PetscErrorCode Dynamics::IJacobian(TS, PetscReal t, Vec u, Vec, PetscReal shift, Mat A, Mat, void *ctx) {
   auto *self = static_cast<Dynamics *>(ctx);
   PetscFunctionBeginUser;

@@ -322,7 +322,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
   }
   PetscCall(checkTimeIndependence(t, X));
   // The integrator must not reuse anything from before the event (FSAL stage, cached Jacobian
-  // keyed on time; PETSC-3.18.md §2.7, §9).
+  // keyed on time; docs/petsc-3.18.md §6).
   PetscCall(TSRestartStep(ts_));
   ts_->rhsjacobian.time = PETSC_MIN_REAL;
   PetscFunctionReturn(0);

@@ -3,7 +3,7 @@
 // Why not TSSolve + TSEvent: PETSc 3.18's TSEvent does not filter directions, re-fires
 // guards that stay within tolerance, compares only signs at step ends (so two close
 // crossings are stepped over), and its rollback restores forward sensitivities from a stale
-// copy. Owning detection and location avoids every one of those (PETSC-3.18.md §1, §2.1):
+// copy. Owning detection and location avoids every one of those (docs/petsc-3.18.md §1, §2):
 //  * detection is by side (value, or derivative when on the surface) in the requested
 //    direction, plus a Hermite check for two crossings hidden inside one step;
 //  * location re-takes the step from the saved start state with regula falsi on the step

@@ -244,6 +244,20 @@ static size_t editDistance(const std::string &a, const std::string &b) {
   return prev[b.size()];
 }
 
+// The library's own linear solvers take PETSc's KSP/PC/Mat options under their prefixes
+// (-hs_tangent_pc_type ..., read when they are set up, after the Solver's options).
+static bool isLibrarySolverOption(const std::string &name) {
+  for (const char *solver : {"-hs_consistency_", "-hs_hessian_", "-hs_tangent_"}) {
+    const std::string s(solver);
+    if (name.compare(0, s.size(), s) != 0) continue;
+    // ksp_/pc_/mat_ options, also of inner solvers (-hs_consistency_redundant_pc_type)
+    const std::string rest = "_" + name.substr(s.size());
+    for (const char *kind : {"_ksp_", "_pc_", "_mat_"})
+      if (rest.find(kind) != std::string::npos) return true;
+  }
+  return false;
+}
+
 PetscErrorCode refuseUnknownLibraryOptions(MPI_Comm comm, const char *prefix, const std::vector<std::string> &known) {
   PetscInt n;
   char **names, **values;
@@ -256,6 +270,7 @@ PetscErrorCode refuseUnknownLibraryOptions(MPI_Comm comm, const char *prefix, co
     if (name.compare(0, lead.size(), lead) != 0) continue;
     const std::string bare = "-" + name.substr(lead.size() - 3);  // "-hs_..."
     if (std::find(known.begin(), known.end(), bare) != known.end()) continue;
+    if (isLibrarySolverOption(bare)) continue;
     std::string best;
     size_t bestDistance = 4;  // suggest only close names
     for (const std::string &k : known) {

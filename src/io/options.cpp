@@ -71,10 +71,12 @@ PetscErrorCode HessianCheckOptions::read(OptionReader &r) {
 // The stand-alone readers: the same lines in a block of their own.
 template <class Options> static PetscErrorCode readInOwnBlock(Options &o, MPI_Comm comm, const char *prefix, const char *title) {
   PetscFunctionBeginUser;
+  PetscErrorCode ierr = 0;
   PetscOptionsBegin(comm, prefix, title, "hybridsens");
   OptionReader r(PetscOptionsObject);
-  PetscCall(o.read(r));
+  ierr = o.read(r);  // the block is closed (its strings freed) before an error is returned
   PetscOptionsEnd();
+  PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 

@@ -101,11 +101,13 @@ PetscErrorCode Solver::setFromOptions() {
   o.hessian = hessianOn_ ? PETSC_TRUE : PETSC_FALSE;
   o.hessianMethod = (PetscInt)hessianMethod_;
   std::vector<std::string> names;
+  PetscErrorCode ierr = 0;
   PetscOptionsBegin(model_.comm(), prefix, "hybridsens options", "Solver");
   OptionReader r(PetscOptionsObject);
-  PetscCall(o.read(r));
+  ierr = o.read(r);  // the block is closed (its strings freed) before an error is returned
   names = r.names();
   PetscOptionsEnd();
+  PetscCall(ierr);
   names.insert(names.end(), optionsReadByModels().begin(), optionsReadByModels().end());
   PetscCall(refuseUnknownLibraryOptions(model_.comm(), prefix, names));
   opt_ = o;

@@ -1,4 +1,4 @@
-// JumpAlgebra: the jump conditions of DESIGN.md §4, in one place for the forward (tangent-
+// JumpAlgebra: the jump conditions of docs/theory.md §3–§8, in one place for the forward (tangent-
 // linear) and the reverse (adjoint) sweeps, so the two cannot drift apart: the adjoint jump
 // is the transpose of the forward jump, built from the same ingredients.
 //

@@ -1,5 +1,5 @@
 // MemoryModel: memory slots as states with zero dynamics and a capturing reset
-// (include/hybridsens/memory.hpp). Everything here is the reset of DESIGN.md §4 written for
+// (include/hybridsens/memory.hpp). Everything here is the reset of docs/theory.md §9 written for
 // "copy a function of u⁻ into some rows"; the jump algebra does the rest.
 #include "hybridsens/memory.hpp"
 
@@ -213,7 +213,7 @@ PetscErrorCode MemoryModel::captureTimeDerivative(const EventId &id, PetscReal t
   PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-hs_test_memory_partial_derivative", &partial, nullptr));
   std::vector<PetscScalar> rows(cache_.ct);
   if (partial) {
-    // Seed 000's s⁺: cancel the event-time term of the captured rows, c_m = R_t + c_u u̇⁻ − 0.
+    // The partial derivative of Serban & Recuero (2019) for s⁺: cancel the event-time term of the captured rows, c_m = R_t + c_u u̇⁻ − 0.
     PetscInt nalg = (PetscInt)algebraicIndices().size();
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nalg, 1, MPIU_INT, MPI_SUM, comm()));
     PetscCheck(nalg == 0, comm(), PETSC_ERR_SUP, "-hs_test_memory_partial_derivative is implemented for ODE models only");

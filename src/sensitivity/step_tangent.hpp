@@ -4,7 +4,7 @@
 // An event ends the step that located it and starts the next one, so the computed trajectory
 // depends on the event time τ through exactly those two steps:
 //   u⁻ = X(t_n, u_n, h = τ − t_n)           and   u_{n+1} = X(τ, u⁺, h = t_{n+1} − τ)
-// (the engine keeps the step grid fixed around events). The continuous jump of DESIGN.md §4
+// (the engine keeps the step grid fixed around events). The continuous jump (docs/theory.md §3)
 // uses u̇⁻ and u̇⁺ where ∂X/∂h and ∂X/∂t_start belong; the gap is O(h^order) and is what kept
 // backward Euler from matching finite differences. This class differentiates the step the
 // integrator actually took, in a direction (δu, α = δt_start, β = δh):

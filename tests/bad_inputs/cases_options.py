@@ -72,4 +72,7 @@ CASES = [
     # a misspelled -hs_ option is an error that suggests the right one
     Case("misspelled_adjoint", E, ["-hs_adjiont"], error=r"Unknown hybridsens option.*-hs_adjiont \(did you mean -hs_adjoint\?\)"),
     Case("misspelled_unrelated", E, ["-hs_frobnicate", "1"], error=r"Unknown hybridsens option.*-hs_frobnicate"),
+    # the library's own linear solvers take PETSc's KSP/PC options under their prefixes
+    Case("tangent_solver_option_accepted", E, ["-hs_tangent_pc_type", "lu", "-hs_forward"], check=lambda r: None),
+    Case("tangent_solver_option_misspelled", E, ["-hs_tangent_pctype", "lu"], error=r"Unknown hybridsens option.*-hs_tangent_pctype"),
 ]
