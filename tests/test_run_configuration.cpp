@@ -49,6 +49,15 @@ public:
     PetscCall(scaleVelocity(out));
     PetscFunctionReturn(0);
   }
+  PetscErrorCode resetJacobianTransposeAction(const EventId &, PetscReal, Vec, const ModeContext &, Vec w, Vec out) const override {
+    PetscFunctionBeginUser;
+    PetscCall(VecCopy(w, out));  // R_uᵀ = R_u (diagonal)
+    PetscCall(scaleVelocity(out));
+    PetscFunctionReturn(0);
+  }
+  // The model has no parameters and the reset does not depend on t: R_p and R_t are zero.
+  PetscErrorCode resetJacobianP(const EventId &, PetscReal, Vec, const ModeContext &, Mat) const override { return 0; }
+  PetscErrorCode resetTimeDerivative(const EventId &, PetscReal, Vec, const ModeContext &, Vec Rt) const override { return VecZeroEntries(Rt); }
 
 private:
   PetscErrorCode scaleVelocity(Vec u) const {
