@@ -272,7 +272,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     } pending{&r};
     r.step = step;
     r.time = t;
-    r.onStepGrid = id.kind == EventId::Time && timeEventsOnGrid_;
+    r.onStepGrid = id.kind == EventId::Time && !transitionsCutStep_;  // time events are at stops: never inside a step
     r.id = id;
     r.name = model.eventName(id, dyn_.parameters());
     r.before = dyn_.mode;
@@ -533,11 +533,11 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     const std::vector<PetscInt> noTimeEvents;
     const auto &timeEvents = atStop ? stop.timeEvents : noTimeEvents;
     if (!timeEvents.empty() || !fired.empty()) {
-      // The stop is on the grid when the step that reached it was not shortened for it.
-      timeEventsOnGrid_ = atStop && std::max(h, hWanted) - (ts_->ptime - start_.t) <= 1e-10 * std::max(h, hWanted);
-      // A remainder step follows when the instant was located inside the step or a stop cut
-      // the step short; else the instant is the end of an uncut step (a kink in its time).
-      transitionsCutStep_ = eventInside || (atStop && !timeEventsOnGrid_);
+      // The stop is on the grid when the step that reached it was not shortened for it. A
+      // remainder step follows when the instant was located inside the step or a stop cut the
+      // step short; else the instant is the end of an uncut step (a kink in its time).
+      const bool stopOnGrid = atStop && std::max(h, hWanted) - (ts_->ptime - start_.t) <= 1e-10 * std::max(h, hWanted);
+      transitionsCutStep_ = eventInside || (atStop && !stopOnGrid);
       PetscCall(applyTransitions(step, timeEvents, fired));
       PetscCall(startSides(fired));
     } else {

@@ -106,7 +106,6 @@ private:
   Dynamics &dyn_;
   TS ts_;
   EngineOptions opt_;
-  bool timeEventsOnGrid_ = false;  // the stop being applied lies on the step grid (EventRecord::onStepGrid)
   GuardEvaluator guards_;
   EventLog log_;
   TrajectoryStore traj_;
