@@ -52,6 +52,8 @@ public:
                         PetscBool *set = nullptr);
   // A non-empty string (a file name, an expression).
   PetscErrorCode text(const char *name, const char *help, std::string *value, PetscBool *set = nullptr);
+  // A positive number of bytes: "1048576", "64k", "512M", "2G" (suffixes are powers of 1024).
+  PetscErrorCode byteCount(const char *name, const char *help, PetscReal *bytes, PetscBool *set = nullptr);
   // Comma-separated lists of any length (no fixed buffer), every entry checked like a scalar.
   PetscErrorCode realList(const char *name, const char *help, std::vector<PetscReal> *values, Range range, PetscBool *set = nullptr);
   PetscErrorCode integerList(const char *name, const char *help, std::vector<PetscInt> *values, PetscInt lo, PetscInt hi,

@@ -1,6 +1,7 @@
 #include "hybridsens/option_reader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -177,6 +178,31 @@ PetscErrorCode OptionReader::text(const char *name, const char *help, std::strin
   PetscCall(requireValue(name, t, found, "a value"));
   PetscCall(registerText(items_, name, help, *value));
   if (found) *value = t;
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode OptionReader::byteCount(const char *name, const char *help, PetscReal *bytes, PetscBool *set) {
+  const char *t;
+  PetscBool found;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  PetscCall(find(name, &t, &found));
+  PetscCall(requireValue(name, t, found, "a number of bytes, e.g. 512M"));
+  PetscCall(registerText(items_, name, withRange(help, "(bytes; suffix k, M, G)").c_str(), ""));
+  if (found) {
+    char *end = nullptr;
+    const double v = std::strtod(t, &end);
+    double scale = 1;
+    if (end != t && *end) {
+      const char u = (char)std::toupper((unsigned char)*end);
+      scale = u == 'K' ? 1024.0 : u == 'M' ? 1024.0 * 1024 : u == 'G' ? 1024.0 * 1024 * 1024 : 0;
+      if (scale != 0) ++end;
+    }
+    PetscCheck(end != t && *end == '\0' && scale != 0 && std::isfinite(v) && v > 0 && v * scale < 1e300, items_->comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Option %s %s: expected a positive number of bytes, optionally with a suffix k, M or G (e.g. 512M)", fullName(name).c_str(), t);
+    *bytes = (PetscReal)(v * scale);
+  }
   if (set) *set = found;
   PetscFunctionReturn(0);
 }

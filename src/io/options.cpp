@@ -1,26 +1,6 @@
 #include "hybridsens/options.hpp"
 
-#include <cctype>
-#include <cstdlib>
-
 namespace hybridsens {
-
-// "1048576", "64k", "512M", "2G" (powers of 1024) → bytes; anything else is refused by name.
-static PetscErrorCode parseByteCount(MPI_Comm comm, const std::string &option, const char *text, PetscReal *bytes) {
-  char *end = nullptr;
-  PetscFunctionBeginUser;
-  const double v = std::strtod(text, &end);
-  double scale = 1;
-  if (end && *end) {
-    const char u = (char)std::toupper((unsigned char)*end);
-    scale = u == 'K' ? 1024.0 : u == 'M' ? 1024.0 * 1024 : u == 'G' ? 1024.0 * 1024 * 1024 : 0;
-    if (scale != 0) ++end;
-  }
-  PetscCheck(end != text && end && *end == '\0' && scale != 0 && v > 0 && v * scale < 1e300, comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "Option %s %s: expected a positive number of bytes, optionally with a suffix k, M or G (e.g. 512M)", option.c_str(), text);
-  *bytes = (PetscReal)(v * scale);
-  PetscFunctionReturn(0);
-}
 
 PetscErrorCode EngineOptions::read(OptionReader &r) {
   PetscFunctionBeginUser;
@@ -41,11 +21,8 @@ PetscErrorCode EngineOptions::read(OptionReader &r) {
   PetscCall(r.boolean("-hs_monitor", "Print events as they happen", &monitor));
   PetscCall(r.text("-hs_summary", "Write a JSON summary to this file", &summaryFile));
   PetscCall(r.text("-hs_trajectory_dir", "Keep the trajectory on disk in this directory (long runs)", &trajectoryDir));
-  std::string bytes;
-  PetscBool bytesSet;
-  PetscCall(r.text("-hs_trajectory_max_memory", "Most memory the in-memory trajectory may take (bytes; suffix k, M, G; default 3/4 of available)", &bytes,
-                   &bytesSet));
-  if (bytesSet) PetscCall(parseByteCount(r.comm(), r.fullName("-hs_trajectory_max_memory"), bytes.c_str(), &trajectoryMaxMemory));
+  PetscCall(r.byteCount("-hs_trajectory_max_memory", "Most memory the in-memory trajectory may take (default 3/4 of available)",
+                        &trajectoryMaxMemory));
   PetscFunctionReturn(0);
 }
 
