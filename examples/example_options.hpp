@@ -37,16 +37,6 @@ inline std::string spelled(PetscOptionItems *PetscOptionsObject, const char *nam
   return hybridsens::OptionReader(PetscOptionsObject).fullName(name);
 }
 
-// The option's text as given (an empty string when it has no value), and whether it was given;
-// for options an example parses itself (lists of names).
-inline PetscErrorCode rawValue(PetscOptionItems *PetscOptionsObject, const char *name, char *text, size_t len, PetscBool *given) {
-  PetscFunctionBeginUser;
-  text[0] = 0;
-  PetscCall(PetscOptionsGetString(PetscOptionsObject->options, PetscOptionsObject->prefix, name, text, len, given));
-  PetscCheck(!*given || text[0], PetscOptionsObject->comm, PETSC_ERR_ARG_WRONG, "Option %s needs a value", spelled(PetscOptionsObject, name).c_str());
-  PetscFunctionReturn(0);
-}
-
 // A real option in the block, within domain; *value holds the default on entry.
 inline PetscErrorCode realOption(PetscOptionItems *PetscOptionsObject, const char *name, const char *help, PetscReal *value,
                                  const RealDomain &domain = anyReal(), PetscBool *set = nullptr) {

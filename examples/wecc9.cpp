@@ -222,17 +222,13 @@ int main(int argc, char **argv) {
     }
     // User-chosen costs after H_1..H_M: terminal values and integrals of squares of expressions.
     for (const char *option : {"-wecc9_terminal_cost", "-wecc9_integral_cost"}) {
-      char *items[64], raw[PETSC_MAX_PATH_LEN];
-      PetscInt n = 64;
-      PetscBool given;
-      PetscCall(examples::rawValue(PetscOptionsObject, option, raw, sizeof raw, &given));
-      PetscCall(PetscOptionsStringArray(option, std::string(option) == "-wecc9_terminal_cost" ? "costs psi = e(u(T)), one per expression e1,e2,..."
-                                                                                                 : "costs int_0^T e(u)^2 dt, one per expression e1,e2,...",
-                                        "", items, &n, nullptr));
-      for (PetscInt i = 0; i < n; ++i) {
+      std::vector<std::string> items;
+      hybridsens::OptionReader r(PetscOptionsObject);
+      PetscCall(r.textList(option, std::string(option) == "-wecc9_terminal_cost" ? "costs psi = e(u(T)), one per expression e1,e2,..."
+                                                                                 : "costs int_0^T e(u)^2 dt, one per expression e1,e2,...",
+                           &items));
+      for (const std::string &text : items) {
         Expression e;
-        const std::string text = items[i];
-        PetscCall(PetscFree(items[i]));
         PetscCall(parseExpression(L, text, option, e));
         costs.push_back(std::make_unique<ExpressionCost>(grid, e, std::string(option) == "-wecc9_integral_cost"));
         PetscCall(costs.back()->setUp());
@@ -267,16 +263,8 @@ int main(int argc, char **argv) {
     PetscCall(examples::stringOption(PetscOptionsObject, "-wecc9_adjoint", "write the adjoint trajectory to this CSV file (needs -hs_adjoint)", adjFile,
                                      sizeof adjFile, &writeAdj));
     {
-      char *items[64], raw[PETSC_MAX_PATH_LEN];
-      PetscInt n = 64;
-      PetscBool given;
-      PetscCall(examples::rawValue(PetscOptionsObject, "-wecc9_sensitivity_rows", raw, sizeof raw, &given));
-      PetscCall(PetscOptionsStringArray("-wecc9_sensitivity_rows", "quantities e1,e2,... of the sensitivity CSV files (default VR1..3, omega1..3)", "", items,
-                                        &n, &given));
-      for (PetscInt i = 0; given && i < n; ++i) {
-        rowTexts.push_back(items[i]);
-        PetscCall(PetscFree(items[i]));
-      }
+      hybridsens::OptionReader r(PetscOptionsObject);
+      PetscCall(r.textList("-wecc9_sensitivity_rows", "quantities e1,e2,... of the sensitivity CSV files (default VR1..3, omega1..3)", &rowTexts));
     }
     PetscCall(examples::stringOption(PetscOptionsObject, "-wecc9_states", "write the post-event state at every step start to this CSV file", statesFile,
                                      sizeof statesFile, &writeTrajectory));

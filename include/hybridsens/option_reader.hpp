@@ -54,6 +54,8 @@ public:
   PetscErrorCode text(const char *name, const char *help, std::string *value, PetscBool *set = nullptr);
   // A positive number of bytes: "1048576", "64k", "512M", "2G" (suffixes are powers of 1024).
   PetscErrorCode byteCount(const char *name, const char *help, PetscReal *bytes, PetscBool *set = nullptr);
+  // Comma-separated lists (no fixed buffer, no item limit); texts must be non-empty.
+  PetscErrorCode textList(const char *name, const char *help, std::vector<std::string> *values, PetscBool *set = nullptr);
   // Comma-separated lists of any length (no fixed buffer), every entry checked like a scalar.
   PetscErrorCode realList(const char *name, const char *help, std::vector<PetscReal> *values, Range range, PetscBool *set = nullptr);
   PetscErrorCode integerList(const char *name, const char *help, std::vector<PetscInt> *values, PetscInt lo, PetscInt hi,

@@ -216,6 +216,25 @@ static std::vector<std::string> splitCommas(const std::string &s) {
   return out;
 }
 
+PetscErrorCode OptionReader::textList(const char *name, const char *help, std::vector<std::string> *values, PetscBool *set) {
+  const char *t;
+  PetscBool found;
+  PetscFunctionBeginUser;
+  names_.push_back(name);
+  PetscCall(find(name, &t, &found));
+  PetscCall(requireValue(name, t, found, "comma-separated items"));
+  PetscCall(registerText(items_, name, help, ""));
+  if (found) {
+    values->clear();
+    for (const std::string &item : splitCommas(t)) {
+      PetscCheck(!item.empty(), items_->comm, PETSC_ERR_USER_INPUT, "Option %s %s: an empty item", fullName(name).c_str(), t);
+      values->push_back(item);
+    }
+  }
+  if (set) *set = found;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode OptionReader::realList(const char *name, const char *help, std::vector<PetscReal> *values, Range range, PetscBool *set) {
   const char *t;
   PetscBool found;

@@ -171,4 +171,8 @@ CASES = [
     Case("wecc9_opt_fd_step_zero", "wecc9_opt", ["-fd_step", "0"], error=named("-fd_step", r"must be > 0")),
     Case("wecc9_opt_tao_type_pounders", "wecc9_opt", ["-fd", "0", "-tmax", "1.25", "-tao_type", "pounders"],
          error=r"-tao_type pounders is not supported.*bounds on the variables.*use one of blmvm"),
+    # lists of any length: 80 terminal costs are 80 costs (PETSc's string array stopped at 64, silently)
+    Case("wecc9_terminal_cost_80_items", "wecc9", ["-ts_max_time", "1.05", "-wecc9_terminal_cost", ",".join(["VR1"] * 80)], summary=True,
+         check=lambda r: None if len(r.summary["objective"]) == 83 else f"{len(r.summary['objective'])} costs, expected 3 + 80"),
+    Case("wecc9_terminal_cost_empty_item", "wecc9", ["-wecc9_terminal_cost", "VR1,,VR2"], error=r"Option -wecc9_terminal_cost VR1,,VR2: an empty item"),
 ]
