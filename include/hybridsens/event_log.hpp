@@ -21,7 +21,7 @@ struct EventRecord {
   // A time event at a point the step grid reached anyway (no step was cut short to land on
   // it): the computed objective has a kink there in the event time, and the library's
   // derivative is the one for an earlier event (the left derivative in the event time; see
-  // src/sensitivity/event_tangents.hpp).
+  // src/jump/event_tangents.hpp).
   bool onStepGrid = false;
   // Snapshots owned by the record (destroyed with the log).
   Vec uminus = nullptr, uplus = nullptr;        // state just before / after this transition

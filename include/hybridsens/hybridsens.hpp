@@ -6,6 +6,7 @@
 #include "hybridsens/hessian.hpp"
 #include "hybridsens/memory.hpp"
 #include "hybridsens/model.hpp"
+#include "hybridsens/monitors.hpp"
 #include "hybridsens/options.hpp"
 #include "hybridsens/objective.hpp"
 #include "hybridsens/second_order.hpp"

@@ -4,13 +4,21 @@
 
 #include "engine/dynamics.hpp"
 #include "engine/engine.hpp"
-#include "sensitivity/cost_evaluator.hpp"
+#include "engine/cost_evaluator.hpp"
 #include "sensitivity/hessian/hessian_sweeps.hpp"
 #include "sensitivity/hessian/second_order_callbacks.hpp"
 
 #include <algorithm>
 
 namespace hybridsens {
+
+const char *hessianMethodName(HessianMethod m) {
+  switch (m) {
+  case HessianMethod::ForwardOverAdjoint: return "foa";
+  case HessianMethod::Hybrid: return "hybrid";
+  default: return "auto";
+  }
+}
 
 void Solver::setSecondOrderCost(const CostFunction &c, const SecondOrderCost &h) { costHessians_.push_back({&c, &h}); }
 

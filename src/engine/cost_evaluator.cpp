@@ -1,4 +1,4 @@
-#include "sensitivity/cost_evaluator.hpp"
+#include "engine/cost_evaluator.hpp"
 
 #include "util/user_call.hpp"
 

@@ -1,4 +1,4 @@
-#include "sensitivity/event_tangents.hpp"
+#include "jump/event_tangents.hpp"
 
 namespace hybridsens {
 

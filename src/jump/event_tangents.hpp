@@ -22,7 +22,7 @@
 #pragma once
 
 #include "engine/engine.hpp"
-#include "sensitivity/step_tangent.hpp"
+#include "jump/step_tangent.hpp"
 
 #include <vector>
 

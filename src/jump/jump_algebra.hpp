@@ -18,11 +18,11 @@
 // Φ_t = A⁺⁻¹(P_x R_t − P_y g⁺_t); y⁻ has no influence.
 #pragma once
 
+#include "engine/cost_evaluator.hpp"
 #include "engine/dynamics.hpp"
 #include "engine/guard_evaluator.hpp"
 #include "hybridsens/event_log.hpp"
-#include "sensitivity/cost_evaluator.hpp"
-#include "sensitivity/event_tangents.hpp"
+#include "jump/event_tangents.hpp"
 
 #include <vector>
 

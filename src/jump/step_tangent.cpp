@@ -1,4 +1,4 @@
-#include "sensitivity/step_tangent.hpp"
+#include "jump/step_tangent.hpp"
 
 #include "util/direct_solver.hpp"
 

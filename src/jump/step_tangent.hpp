@@ -17,7 +17,7 @@
 #pragma once
 
 #include "engine/dynamics.hpp"
-#include "sensitivity/cost_evaluator.hpp"
+#include "engine/cost_evaluator.hpp"
 
 #include <petscts.h>
 

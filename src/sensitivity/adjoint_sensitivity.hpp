@@ -9,8 +9,8 @@
 
 #include "engine/engine.hpp"
 #include "jump/jump_algebra.hpp"
-#include "hybridsens/solver.hpp"
-#include "sensitivity/cost_evaluator.hpp"
+#include "hybridsens/monitors.hpp"
+#include "engine/cost_evaluator.hpp"
 #include "sensitivity/integrand_derivatives.hpp"
 
 #include <vector>

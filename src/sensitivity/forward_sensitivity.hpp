@@ -8,8 +8,8 @@
 
 #include "engine/engine.hpp"
 #include "jump/jump_algebra.hpp"
-#include "sensitivity/cost_evaluator.hpp"
-#include "hybridsens/solver.hpp"
+#include "engine/cost_evaluator.hpp"
+#include "hybridsens/monitors.hpp"
 
 #include <vector>
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "engine/evaluation_cache.hpp"
-#include "sensitivity/cost_evaluator.hpp"
+#include "engine/cost_evaluator.hpp"
 
 #include <array>
 #include <vector>

@@ -24,7 +24,7 @@
 #pragma once
 
 #include "engine/engine.hpp"
-#include "sensitivity/cost_evaluator.hpp"
+#include "engine/cost_evaluator.hpp"
 #include "sensitivity/hessian/second_order_callbacks.hpp"
 
 #include <petscksp.h>

@@ -6,14 +6,6 @@
 
 namespace hybridsens {
 
-const char *hessianMethodName(HessianMethod m) {
-  switch (m) {
-  case HessianMethod::ForwardOverAdjoint: return "foa";
-  case HessianMethod::Hybrid: return "hybrid";
-  default: return "auto";
-  }
-}
-
 // ---- SecondOrderCallbacks -----------------------------------------------------------------
 
 SecondOrderCallbacks::SecondOrderCallbacks(Dynamics &dyn, CostEvaluator &costs, const SecondOrderModel &model,

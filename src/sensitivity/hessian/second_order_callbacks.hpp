@@ -4,9 +4,8 @@
 #pragma once
 
 #include "engine/dynamics.hpp"
-#include "hybridsens/hessian.hpp"
 #include "hybridsens/second_order.hpp"
-#include "sensitivity/cost_evaluator.hpp"
+#include "engine/cost_evaluator.hpp"
 
 #include <vector>
 
