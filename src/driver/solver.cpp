@@ -13,9 +13,8 @@
 #include "util/gather.hpp"
 #include "hybridsens/second_order.hpp"
 #include "hybridsens/verify.hpp"
+#include "util/petsc_internals.hpp"
 #include "util/user_call.hpp"
-
-#include <petsc/private/tsimpl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -62,29 +61,6 @@ PetscErrorCode Solver::build() {
   PetscCall(dyn->attach(ts_));
   dyn_ = std::move(dyn);
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_.engine);
-  PetscFunctionReturn(0);
-}
-
-// PETSc 3.18's TSAdjointMonitorSet compares a new monitor only with the first
-// ts->numbermonitors (the forward count) entries, so every TSSetFromOptions registers
-// -ts_adjoint_monitor once more (a Solver calls it on each setFromOptions) and each line would
-// print twice. PetscMonitorCompare destroys the context of a repeated monitor; drop its entry.
-static PetscErrorCode dropRepeatedAdjointMonitors(TS ts) {
-  PetscInt kept = 0;
-  PetscFunctionBeginUser;
-  for (PetscInt i = 0; i < ts->numberadjointmonitors; ++i) {
-    PetscBool repeated = PETSC_FALSE;
-    for (PetscInt j = 0; j < kept && !repeated; ++j)
-      PetscCall(PetscMonitorCompare((PetscErrorCode(*)(void))ts->adjointmonitor[i], ts->adjointmonitorcontext[i], ts->adjointmonitordestroy[i],
-                                    (PetscErrorCode(*)(void))ts->adjointmonitor[j], ts->adjointmonitorcontext[j], ts->adjointmonitordestroy[j],
-                                    &repeated));
-    if (repeated) continue;  // (its context was destroyed by PetscMonitorCompare)
-    ts->adjointmonitor[kept] = ts->adjointmonitor[i];
-    ts->adjointmonitorcontext[kept] = ts->adjointmonitorcontext[i];
-    ts->adjointmonitordestroy[kept] = ts->adjointmonitordestroy[i];
-    ++kept;
-  }
-  ts->numberadjointmonitors = kept;
   PetscFunctionReturn(0);
 }
 

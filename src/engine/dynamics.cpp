@@ -1,10 +1,8 @@
 #include "engine/dynamics.hpp"
 
 #include "util/direct_solver.hpp"
+#include "util/petsc_internals.hpp"
 #include "util/user_call.hpp"
-
-#include <petsc/private/petscimpl.h>
-#include <petsc/private/tsimpl.h>
 
 #include <algorithm>
 #include <cmath>
@@ -122,12 +120,8 @@ PetscErrorCode Dynamics::setExtraSensitivityColumns(PetscInt extra, TS ts) {
   if (numSensitivityColumns() > 0) {
     if (!isDAE()) {
       PetscCall(TSSetRHSJacobianP(ts, Jp_, RHSJacobianP, this));
-      // TSSetUp aliased ts->Jacp to the RHS matrix once (ts.c:2538); re-alias to the new one.
-      if (ts->Jacp && !ts->ijacobianp) {
-        PetscCall(MatDestroy(&ts->Jacp));
-        PetscCall(PetscObjectReference((PetscObject)Jp_));
-        ts->Jacp = Jp_;
-      }
+      // TSSetUp aliased the TS's ∂f/∂p to the RHS matrix once (ts.c:2538); re-alias to the new one.
+      PetscCall(tsRealiasParameterJacobian(ts, Jp_));
     } else PetscCall(TSSetIJacobianP(ts, Jp_, IJacobianP, this));
   }
   PetscFunctionReturn(0);
@@ -155,7 +149,7 @@ PetscErrorCode Dynamics::checkFinite(Vec v, const char *callback, PetscReal t, c
   // A callback that wrote through VecGetArray on some ranks only leaves the object state
   // unchanged on the others, whose cached norms would then skip the reduction and desynchronize
   // the ranks: mark the output as modified everywhere.
-  PetscCall(PetscObjectStateIncrease((PetscObject)v));
+  PetscCall(markObjectModified((PetscObject)v));
   PetscCall(VecNorm(v, NORM_1, &nrm));
   PetscCheck(std::isfinite(nrm), comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback %s at t = %.17g in discrete state %s",
              callback, (double)t, describe(d).c_str());

@@ -3,9 +3,8 @@
 #include "engine/event_detection.hpp"
 #include "model/reset_call.hpp"
 #include "util/log_events.hpp"
+#include "util/petsc_internals.hpp"
 #include "util/user_call.hpp"
-
-#include <petsc/private/tsimpl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -52,16 +51,22 @@ PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
   PetscBool saved;
   PetscFunctionBeginUser;
   PetscCall(TSGetAdapt(ts_, &adapt));
-  saved = adapt->always_accept;
+  PetscCall(tsAdaptAlwaysAccepts(adapt, &saved));
   if (forceAccept) PetscCall(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));
   PetscCall(TSSetTimeStep(ts_, h));
-  PetscInt rejectBefore = ts_->reject;
+  PetscInt rejectBefore, rejectAfter;
+  PetscCall(TSGetStepRejections(ts_, &rejectBefore));
   PetscCall(TSStep(ts_));
   PetscCall(TSAdaptSetAlwaysAccept(adapt, saved));
-  PetscCheck(ts_->reason >= 0, dyn_.comm(), PETSC_ERR_NOT_CONVERGED, "TSStep failed at t = %.17g in discrete state %s: %s",
-             (double)start_.t, describe(dyn_.mode).c_str(), TSConvergedReasons[ts_->reason]);
-  stats_.rejectedSteps += ts_->reject - rejectBefore;
-  currentH_ = ts_->ptime - start_.t;
+  TSConvergedReason reason;
+  PetscCall(TSGetConvergedReason(ts_, &reason));
+  PetscCheck(reason >= 0, dyn_.comm(), PETSC_ERR_NOT_CONVERGED, "TSStep failed at t = %.17g in discrete state %s: %s",
+             (double)start_.t, describe(dyn_.mode).c_str(), TSConvergedReasons[reason]);
+  PetscCall(TSGetStepRejections(ts_, &rejectAfter));
+  stats_.rejectedSteps += rejectAfter - rejectBefore;
+  PetscReal tEnd;
+  PetscCall(TSGetTime(ts_, &tEnd));
+  currentH_ = tEnd - start_.t;
   PetscFunctionReturn(0);
 }
 
@@ -73,10 +78,10 @@ PetscErrorCode Engine::retakeStep(PetscReal h) {
   PetscFunctionBeginUser;
   PetscCall(TSGetSolution(ts_, &X));
   PetscCall(VecCopy(uStart_, X));
-  ts_->ptime = start_.t;
-  ts_->ptime_prev = start_.tprevPrev;
-  ts_->steps = start_.steps;
-  ts_->steprollback = PETSC_TRUE;  // no FSAL reuse of the discarded step
+  PetscCall(TSSetTime(ts_, start_.t));
+  PetscCall(tsSetPreviousTime(ts_, start_.tprevPrev));
+  PetscCall(TSSetStepNumber(ts_, start_.steps));
+  PetscCall(tsDiscardLastStep(ts_));  // no FSAL reuse of the discarded step
   ++stats_.locationSteps;
   PetscCall(takeStep(h, true));
   PetscFunctionReturn(0);
@@ -85,8 +90,10 @@ PetscErrorCode Engine::retakeStep(PetscReal h) {
 PetscErrorCode Engine::endRates(std::vector<PetscScalar> &rate) {
   Vec X;
   PetscFunctionBeginUser;
+  PetscReal now;
   PetscCall(TSGetSolution(ts_, &X));
-  PetscCall(guards_.rates(ts_->ptime, X, dyn_.mode, udot_, rate));
+  PetscCall(TSGetTime(ts_, &now));
+  PetscCall(guards_.rates(now, X, dyn_.mode, udot_, rate));
   PetscFunctionReturn(0);
 }
 
@@ -96,8 +103,10 @@ PetscErrorCode Engine::endRates(std::vector<PetscScalar> &rate) {
 PetscErrorCode Engine::startSides(const std::vector<PetscInt> &justFired) {
   Vec X;
   PetscFunctionBeginUser;
+  PetscReal now;
   PetscCall(TSGetSolution(ts_, &X));
-  PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gStart_));
+  PetscCall(TSGetTime(ts_, &now));
+  PetscCall(guards_.values(now, X, dyn_.mode, gStart_));
   rateStart_.assign(guards_.size(), 0.0);
   sideStart_.assign(guards_.size(), 0);
   if (!guards_.size()) PetscFunctionReturn(0);
@@ -116,12 +125,12 @@ PetscErrorCode Engine::startSides(const std::vector<PetscInt> &justFired) {
     if (!guards_.active(j, dyn_.mode)) continue;
     if (gStart_[j] != 0 && std::find(justFired.begin(), justFired.end(), j) == justFired.end()) continue;
     SurfaceStart &s = surface_[j];
-    if (!haveUdot) PetscCall(dyn_.timeDerivative(ts_->ptime, X, dyn_.mode, udot_));
+    if (!haveUdot) PetscCall(dyn_.timeDerivative(now, X, dyn_.mode, udot_));
     haveUdot = true;
-    PetscCall(guards_.transversality(j, ts_->ptime, X, udot_, dyn_.mode, &s.rate, &s.scale));
+    PetscCall(guards_.transversality(j, now, X, udot_, dyn_.mode, &s.rate, &s.scale));
     if (std::fabs(s.rate) > opt_.grazingTol * s.scale) continue;
     s.grazing = true;
-    s.t = ts_->ptime;
+    s.t = now;
     sideStart_[j] = 0;
   }
   PetscFunctionReturn(0);
@@ -136,8 +145,10 @@ PetscErrorCode Engine::checkLeftSurface() {
   bool any = false;
   for (PetscInt j = 0; j < guards_.size(); ++j) any = any || (guards_.active(j, dyn_.mode) && sideStart_[j] == 0 && surface_[j].grazing);
   if (!any) PetscFunctionReturn(0);
+  PetscReal now;
   PetscCall(TSGetSolution(ts_, &X));
-  PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, g));
+  PetscCall(TSGetTime(ts_, &now));
+  PetscCall(guards_.values(now, X, dyn_.mode, g));
   for (PetscInt j = 0; j < guards_.size(); ++j) {
     if (!guards_.active(j, dyn_.mode) || sideStart_[j] != 0 || !surface_[j].grazing || g[j] == 0) continue;
     const int side = g[j] > 0 ? 1 : -1, dir = guards_.direction(j);
@@ -199,7 +210,9 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     if (sameSideCount >= 2) h = 0.5 * (hLo + hHi);
     h = std::min(std::max(h, hLo + 0.5 * tiny), hHi - 0.5 * tiny);
     PetscCall(retakeStep(h));
-    PetscCall(guards_.values(ts_->ptime, X, d, g));
+    PetscReal now;
+    PetscCall(TSGetTime(ts_, &now));
+    PetscCall(guards_.values(now, X, d, g));
     crossedAt(g, crossed, atEnd);
     if (!crossed.empty()) {
       sameSideCount = lastMoved == +1 ? sameSideCount + 1 : 1;
@@ -250,10 +263,11 @@ PetscErrorCode Engine::checkZeno(const EventRecord &r) {
 PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &firedGuards) {
   ScopedLogEvent log(LogEvent::Transition);
   const auto &model = dyn_.model();
-  const PetscReal t = ts_->ptime;
+  PetscReal t;
   Vec X;
   std::vector<EventId> ids;
   PetscFunctionBeginUser;
+  PetscCall(TSGetTime(ts_, &t));
   PetscCall(TSGetSolution(ts_, &X));
   for (PetscInt k : timeEvents) ids.push_back({EventId::Time, k});
   for (PetscInt j : firedGuards) ids.push_back({EventId::Guard, j});
@@ -324,7 +338,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
   // The integrator must not reuse anything from before the event (FSAL stage, cached Jacobian
   // keyed on time; docs/petsc-3.18.md §6).
   PetscCall(TSRestartStep(ts_));
-  ts_->rhsjacobian.time = PETSC_MIN_REAL;
+  PetscCall(tsInvalidateRHSJacobian(ts_));
   PetscFunctionReturn(0);
 }
 
@@ -341,9 +355,11 @@ PetscErrorCode Engine::checkStepCount(PetscReal h) {
   PetscCall(PetscObjectTypeCompare((PetscObject)adapt, TSADAPTNONE, &fixed));
   if (!fixed) PetscFunctionReturn(0);
   const PetscReal steps = std::ceil((tf_ - t0_) / h), sanity = 1e9;
-  PetscCheck(steps <= ts_->max_steps, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE,
+  PetscInt maxSteps;
+  PetscCall(TSGetMaxSteps(ts_, &maxSteps));
+  PetscCheck(steps <= maxSteps, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_dt %g needs %g fixed steps from t = %g to the final time %g (-ts_max_time), more than -ts_max_steps %" PetscInt_FMT,
-             (double)h, (double)steps, (double)t0_, (double)tf_, ts_->max_steps);
+             (double)h, (double)steps, (double)t0_, (double)tf_, maxSteps);
   PetscCheck(steps <= sanity, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE,
              "-ts_dt %g needs %g fixed steps from t = %g to the final time %g (-ts_max_time), more than %g: use a larger -ts_dt "
              "or an adaptive -ts_adapt_type",
@@ -398,13 +414,11 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(TSSetMaxTime(ts_, tf));
   PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
   PetscCall(TSSetUp(ts_));
-  if (ts_->forward_solve) PetscCall(TSForwardSetUp(ts_));
+  PetscBool forwardOn;
+  PetscCall(tsForwardSensitivitiesOn(ts_, &forwardOn));
+  if (forwardOn) PetscCall(TSForwardSetUp(ts_));
   // What TSSolve resets before a fresh solve.
-  ts_->reject = 0;
-  ts_->steprestart = PETSC_TRUE;
-  ts_->steprollback = PETSC_FALSE;
-  ts_->rhsjacobian.time = PETSC_MIN_REAL;
-  ts_->ptime_prev = t0;
+  PetscCall(tsResetForFreshSolve(ts_, t0));
 
   PetscCall(checkTimeIndependence(t0, X));
   PetscCall(traj_.record(ts_, 0, t0, t0, X, dyn_.mode));
@@ -419,11 +433,15 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   size_t stopIdx = 0;
   PetscReal resumeH = 0;  // step size to return to after finishing an interrupted interval
   while (true) {
-    const PetscReal t = ts_->ptime;
+    PetscReal t, now;
+    PetscInt stepsTaken, maxSteps;
+    PetscCall(TSGetTime(ts_, &t));
     while (stopIdx < stops_.size() && stops_[stopIdx].time <= t) ++stopIdx;
     if (stopIdx >= stops_.size()) break;
-    PetscCheck(ts_->steps < ts_->max_steps, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
-               "reached -ts_max_steps %" PetscInt_FMT " at t = %.17g before the final time %.17g", ts_->max_steps, (double)t, (double)tf);
+    PetscCall(TSGetStepNumber(ts_, &stepsTaken));
+    PetscCall(TSGetMaxSteps(ts_, &maxSteps));
+    PetscCheck(stepsTaken < maxSteps, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
+               "reached -ts_max_steps %" PetscInt_FMT " at t = %.17g before the final time %.17g", maxSteps, (double)t, (double)tf);
     const Stop &stop = stops_[stopIdx];
     const PetscReal hWanted = hnext;
     PetscReal h = hnext;
@@ -432,21 +450,23 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
       h = stop.time - t;
       aimsAtStop = true;
     }
-    PetscCall(TSMonitor(ts_, ts_->steps, ts_->ptime, X));
+    PetscCall(TSMonitor(ts_, stepsTaken, t, X));
     // Save the step start so the step can be re-taken bit-exactly.
     PetscCall(VecCopy(X, uStart_));
     start_.t = t;
-    start_.tprevPrev = ts_->ptime_prev;
-    start_.steps = ts_->steps;
+    PetscCall(TSGetPrevTime(ts_, &start_.tprevPrev));
+    start_.steps = stepsTaken;
     PetscCall(takeStep(h, false));
-    PetscReal hProposal = resumeH > 0 ? resumeH : ts_->time_step;
+    PetscReal hProposal;
+    PetscCall(TSGetTimeStep(ts_, &hProposal));
+    if (resumeH > 0) hProposal = resumeH;
     resumeH = 0;
     const PetscReal hFull = currentH_;
     const bool reachedStop = aimsAtStop && hFull == h;
     // A step shortened only to land on a stop must not shrink the steps after it: with
     // -ts_adapt_type none the TS would otherwise keep the shortened size for the rest of the run.
     if (reachedStop && h < hnext) hProposal = std::max(hProposal, hnext);
-    if (reachedStop) ts_->ptime = stop.time;  // land exactly (t + (T - t) may differ from T in the last bit)
+    if (reachedStop) PetscCall(TSSetTime(ts_, stop.time));  // land exactly (t + (T - t) may differ from T in the last bit)
 
     std::vector<PetscInt> fired, crossed;
     bool anyCrossed = false;
@@ -465,7 +485,8 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
       }
       anyCrossed = !crossed.empty();
     };
-    PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
+    PetscCall(TSGetTime(ts_, &now));
+    PetscCall(guards_.values(now, X, dyn_.mode, gEnd));
     scan();
     if (guards_.size() && !anyCrossed && fired.empty() && opt_.hermite) {
       PetscCall(endRates(rateEnd));
@@ -490,8 +511,9 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
       const PetscReal window = std::max(opt_.eventTol * hFull, 16 * PETSC_MACHINE_EPSILON * (std::fabs(start_.t) + hFull));
       if (eventInside && hFull - currentH_ <= window) {
         PetscCall(retakeStep(hFull));
-        if (reachedStop) ts_->ptime = stop.time;
-        PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
+        if (reachedStop) PetscCall(TSSetTime(ts_, stop.time));
+        PetscCall(TSGetTime(ts_, &now));
+        PetscCall(guards_.values(now, X, dyn_.mode, gEnd));
         scan();  // every guard crossed by the stop crossed within the window: it fires there
         fired.insert(fired.end(), crossed.begin(), crossed.end());
         std::sort(fired.begin(), fired.end());
@@ -502,32 +524,38 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
       // farthest across; if a guard has crossed there, locate the crossing inside it.
       PetscCall(retakeStep(hiddenAt * hFull));
       eventInside = true;
-      PetscCall(guards_.values(ts_->ptime, X, dyn_.mode, gEnd));
+      PetscCall(TSGetTime(ts_, &now));
+      PetscCall(guards_.values(now, X, dyn_.mode, gEnd));
       scan();
       if (anyCrossed) PetscCall(locate(currentH_, gEnd, fired));
     }
     const bool atStop = reachedStop && !eventInside;
-    if (!atStop && reachedStop) ts_->ptime = start_.t + currentH_;
+    if (!atStop && reachedStop) PetscCall(TSSetTime(ts_, start_.t + currentH_));
 
     PetscCall(checkLeftSurface());
     // The step is final: advance the TLM, notify, record (U⁻ if an event follows).
-    const PetscInt step = ts_->steps;
-    if (ts_->forward_solve) {
+    PetscInt step;
+    PetscCall(TSGetStepNumber(ts_, &step));
+    PetscCall(tsForwardSensitivitiesOn(ts_, &forwardOn));
+    if (forwardOn) {
       // TSForwardStep_RK evaluates stage Jacobians at ts->ptime + c_i h with h = ts->time_step,
       // i.e. after TSStep at the END of the step and with the next step's proposed size
       // (PETSc 3.18 rk.c TSForwardStep_RK). Present it the step it is linearizing.
-      const PetscReal tEnd = ts_->ptime, hNext = ts_->time_step;
-      ts_->ptime = start_.t;
-      ts_->time_step = currentH_;
-      ts_->steps--;
+      PetscReal tEnd, hNext;
+      PetscCall(TSGetTime(ts_, &tEnd));
+      PetscCall(TSGetTimeStep(ts_, &hNext));
+      PetscCall(TSSetTime(ts_, start_.t));
+      PetscCall(TSSetTimeStep(ts_, currentH_));
+      PetscCall(TSSetStepNumber(ts_, step - 1));
       PetscCall(TSForwardStep(ts_));
-      ts_->steps++;
-      ts_->ptime = tEnd;
-      ts_->time_step = hNext;
+      PetscCall(TSSetStepNumber(ts_, step));
+      PetscCall(TSSetTime(ts_, tEnd));
+      PetscCall(TSSetTimeStep(ts_, hNext));
     }
     ++stats_.steps;
-    PetscCall(traj_.record(ts_, step, ts_->ptime, start_.t, X, dyn_.mode));
-    for (auto *o : observers_) PetscCall(o->stepAccepted(step, start_.t, ts_->ptime));
+    PetscCall(TSGetTime(ts_, &now));
+    PetscCall(traj_.record(ts_, step, now, start_.t, X, dyn_.mode));
+    for (auto *o : observers_) PetscCall(o->stepAccepted(step, start_.t, now));
     PetscCall(TSPostStep(ts_));
 
     const std::vector<PetscInt> noTimeEvents;
@@ -536,7 +564,7 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
       // The stop is on the grid when the step that reached it was not shortened for it. A
       // remainder step follows when the instant was located inside the step or a stop cut the
       // step short; else the instant is the end of an uncut step (a kink in its time).
-      const bool stopOnGrid = atStop && std::max(h, hWanted) - (ts_->ptime - start_.t) <= 1e-10 * std::max(h, hWanted);
+      const bool stopOnGrid = atStop && std::max(h, hWanted) - (now - start_.t) <= 1e-10 * std::max(h, hWanted);
       transitionsCutStep_ = eventInside || (atStop && !stopOnGrid);
       PetscCall(applyTransitions(step, timeEvents, fired));
       PetscCall(startSides(fired));
@@ -553,7 +581,8 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
         }
       }
     }
-    for (auto *o : observers_) PetscCall(o->instantCompleted(step, ts_->ptime));
+    PetscCall(TSGetTime(ts_, &now));
+    for (auto *o : observers_) PetscCall(o->instantCompleted(step, now));
     rateEnd.clear();
     // Next step: finish the interval of a step cut short by an event or a stop, else the
     // integrator's proposal. The step grid then does not move with event times, so an event
@@ -564,15 +593,17 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
     // the event time, which the event derivative does not differentiate. Other remainders
     // (a stop within 1e-10 h of a step point) are round-off of the grid and are skipped.
     const PetscReal intendedH = aimsAtStop && hFull == h ? std::max(h, hWanted) : hFull;
-    const PetscReal remainder = start_.t + intendedH - ts_->ptime;
+    const PetscReal remainder = start_.t + intendedH - now;
     if (remainder > (eventInside ? 0 : 1e-10 * intendedH)) {
       hnext = remainder;
       resumeH = hProposal;
     } else hnext = hProposal;
   }
-  PetscCall(TSMonitor(ts_, ts_->steps, ts_->ptime, X));
+  PetscInt stepsTaken;
+  PetscCall(TSGetStepNumber(ts_, &stepsTaken));
+  PetscCall(TSGetTime(ts_, &finalTime_));
+  PetscCall(TSMonitor(ts_, stepsTaken, finalTime_, X));
   stats_.ydotSolves = guards_.ydotSolves();
-  finalTime_ = ts_->ptime;
   stats_.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   PetscFunctionReturn(0);
 }

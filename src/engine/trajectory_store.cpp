@@ -1,8 +1,7 @@
 #include "engine/trajectory_store.hpp"
 
 #include "util/log_events.hpp"
-
-#include <petsc/private/tsimpl.h>
+#include "util/petsc_internals.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -52,9 +51,11 @@ static PetscErrorCode recordVectors(TS ts, PetscInt step, Vec U, std::vector<Vec
   if (step > 0) {
     PetscInt ns;
     Vec *Y;
+    PetscBool stifflyAccurate;
     PetscCall(TSGetStages(ts, &ns, &Y));
+    PetscCall(tsStifflyAccurate(ts, &stifflyAccurate));
     for (PetscInt i = 0; i < ns; ++i)
-      if (!(ts->stifflyaccurate && i == ns - 1)) vecs.push_back(Y[i]);
+      if (!(stifflyAccurate && i == ns - 1)) vecs.push_back(Y[i]);
   }
   PetscFunctionReturn(0);
 }

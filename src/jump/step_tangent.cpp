@@ -2,8 +2,6 @@
 
 #include "util/direct_solver.hpp"
 
-#include <petsc/private/tsimpl.h>
-
 namespace hybridsens {
 
 StepTangent::StepTangent(Dynamics &dyn, CostEvaluator &costs, TS ts) : dyn_(dyn), costs_(costs), ts_(ts) {}

@@ -3,7 +3,7 @@
 // "copy a function of u⁻ into some rows"; the jump algebra does the rest.
 #include "hybridsens/memory.hpp"
 
-#include <petsc/private/petscimpl.h>  // PetscObjectStateGet/Increase (private in PETSc 3.18)
+#include "util/petsc_internals.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -101,7 +101,7 @@ PetscErrorCode MemoryModel::gradients(const EventId &id, PetscReal t, Vec uminus
   PetscObjectState vstate;
   PetscFunctionBeginUser;
   PetscCall(PetscObjectGetId((PetscObject)uminus, &vid));
-  PetscCall(PetscObjectStateGet((PetscObject)uminus, &vstate));
+  PetscCall(objectState((PetscObject)uminus, &vstate));
   if (cache_.vecId == vid && cache_.vecState == vstate && cache_.id == id && cache_.t == t && cache_.p == c.p &&
       cache_.d == c.d)
     PetscFunctionReturn(0);
@@ -118,7 +118,7 @@ PetscErrorCode MemoryModel::gradients(const EventId &id, PetscReal t, Vec uminus
     PetscCall(captureGradient(id, k, t, uminus, c, cu, &local[0], np ? &local[1] : nullptr));
     PetscCall(VecAssemblyBegin(cu));
     PetscCall(VecAssemblyEnd(cu));
-    PetscCall(PetscObjectStateIncrease((PetscObject)cu));  // norms below must reduce on every rank
+    PetscCall(markObjectModified((PetscObject)cu));  // norms below must reduce on every rank
     PetscCall(VecNorm(cu, NORM_1, &nrm));
     PetscCallMPI(MPI_Allreduce(local.data(), global.data(), (int)(np + 1), MPIU_SCALAR, MPIU_SUM, comm()));
     bool finite = std::isfinite(nrm);

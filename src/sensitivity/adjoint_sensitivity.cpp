@@ -3,9 +3,8 @@
 #include "sensitivity/configuration.hpp"
 #include "util/dense_columns.hpp"
 #include "util/gather.hpp"
+#include "util/petsc_internals.hpp"
 #include "util/user_call.hpp"
-
-#include <petsc/private/tsimpl.h>
 
 #include <algorithm>
 #include <cmath>
@@ -112,12 +111,9 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   PetscCall(TSSetCostGradients(ts, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
   if (costs_.anyIntegrand()) PetscCall(setUpQuadrature());
   // TSAdjointSetUp insists on a trajectory object; the steps come from our own store.
-  if (!ts->trajectory) {
-    PetscCall(TSTrajectoryCreate(dyn.comm(), &ts->trajectory));
-    PetscCall(TSTrajectorySetType(ts->trajectory, ts, TSTRAJECTORYBASIC));
-  }
+  PetscCall(tsEnsureTrajectoryObject(ts));
   PetscCall(TSAdjointSetSteps(ts, M));
-  ts->adjoint_steps = 0;
+  PetscCall(tsResetAdjointStepCount(ts));
 
   JumpIngredients J;
   long e = (long)events.size() - 1;
@@ -179,10 +175,12 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
       for (size_t k = 0; k < ncost; ++k) PetscCall(jumps_.adjointCorrection(*tangent, k, lambda_[k], &deferred[k]));
     dyn.mode = traj.mode(n);
     PetscCall(traj.load(ts, n));
-    ts->steps = n;
-    ts->rhsjacobian.time = PETSC_MIN_REAL;  // the cache is keyed on time, not on the mode
+    PetscCall(TSSetStepNumber(ts, n));
+    PetscCall(tsInvalidateRHSJacobian(ts));  // the cache is keyed on time, not on the mode
     // -ts_adjoint_monitor and friends, as TSAdjointSolve calls them: before each step back.
-    PetscCall(TSAdjointMonitor(ts, n, traj.time(n), ts->vec_sol, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
+    Vec Un;
+    PetscCall(TSGetSolution(ts, &Un));
+    PetscCall(TSAdjointMonitor(ts, n, traj.time(n), Un, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
     PetscCall(TSAdjointStep(ts));
   }
   out.reusedJacobians = dyn.reusedJacobians() + integrandDerivatives_.hits() - reusedBefore;
@@ -193,7 +191,9 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   PetscCall(addMeasurements(0));
   PetscCall(report(AdjointSample::AfterMeasurements, 0, nullptr));
   PetscCall(traj.load(ts, 0));  // the final λ(t0), as TSAdjointSolve's last monitor call
-  PetscCall(TSAdjointMonitor(ts, 0, traj.time(0), ts->vec_sol, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
+  Vec U0;
+  PetscCall(TSGetSolution(ts, &U0));
+  PetscCall(TSAdjointMonitor(ts, 0, traj.time(0), U0, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
   PetscCall(VecDestroy(&work));
 
   // Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,
@@ -252,9 +252,9 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   PetscCall(VecDestroy(&finalState));
   // Leave the TS ready for another forward solve.
   PetscCall(TSAdjointReset(ts));
-  PetscCall(TSDestroy(&ts->quadraturets));
+  PetscCall(tsDestroyQuadratureTS(ts));
   quadts_ = nullptr;
-  PetscCall(TSTrajectoryDestroy(&ts->trajectory));
+  PetscCall(tsDestroyTrajectoryObject(ts));
   PetscFunctionReturn(0);
 }
 

@@ -3,8 +3,6 @@
 #include "util/dense_columns.hpp"
 #include "util/user_call.hpp"
 
-#include <petsc/private/tsimpl.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -163,7 +161,9 @@ PetscErrorCode ForwardSensitivity::stepQuadrature(PetscReal tprev, PetscReal t) 
     PetscCall(TSThetaGetTheta(ts, &theta));
     PetscCall(TSGetSolution(ts, &X));
     if (theta != 1.0) PetscCall(addQuadrature(h * (1 - theta), tprev, Y[0], SY ? SY[0] : nullptr));
-    PetscCall(addQuadrature(h * theta, t, X, S_ ? ts->mat_sensip : nullptr));
+    Mat Send = nullptr;  // S_{n+1}: the TS's sensitivities after the step
+    if (S_) PetscCall(TSForwardGetSensitivities(ts, nullptr, &Send));
+    PetscCall(addQuadrature(h * theta, t, X, Send));
   }
   PetscFunctionReturn(0);
 }

@@ -3,8 +3,6 @@
 // Formulas in hessian_sweeps.hpp.
 #include "sensitivity/hessian/hessian_sweeps.hpp"
 
-#include <petsc/private/tsimpl.h>
-
 namespace hybridsens {
 
 PetscErrorCode HessianSweeps::reverseSweep(const HessianDirections &V, bool second, bool storeMultipliers) {

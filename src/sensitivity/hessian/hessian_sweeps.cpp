@@ -4,9 +4,8 @@
 #include "sensitivity/configuration.hpp"
 #include "util/direct_solver.hpp"
 #include "util/gather.hpp"
+#include "util/petsc_internals.hpp"
 #include "util/user_call.hpp"
-
-#include <petsc/private/tsimpl.h>
 
 #include <algorithm>
 #include <cmath>
@@ -481,7 +480,9 @@ public:
     PetscCall(TSGetSolution(ts_, &X));
     PetscCall(VecDuplicate(X, &saved_));
     PetscCall(VecCopy(X, saved_));
-    t_ = ts_->ptime, dt_ = ts_->time_step, steps_ = ts_->steps;
+    PetscCall(TSGetTime(ts_, &t_));
+    PetscCall(TSGetTimeStep(ts_, &dt_));
+    PetscCall(TSGetStepNumber(ts_, &steps_));
     PetscFunctionReturn(0);
   }
   PetscErrorCode restore() {
@@ -490,8 +491,10 @@ public:
     PetscCall(TSGetSolution(ts_, &X));
     PetscCall(VecCopy(saved_, X));
     PetscCall(VecDestroy(&saved_));
-    ts_->ptime = t_, ts_->time_step = dt_, ts_->steps = steps_;
-    ts_->rhsjacobian.time = PETSC_MIN_REAL;  // the sweeps overwrote the Jacobian matrix
+    PetscCall(TSSetTime(ts_, t_));
+    PetscCall(TSSetTimeStep(ts_, dt_));
+    PetscCall(TSSetStepNumber(ts_, steps_));
+    PetscCall(tsInvalidateRHSJacobian(ts_));  // the sweeps overwrote the Jacobian matrix
     PetscFunctionReturn(0);
   }
   ~TSStateGuard() { VecDestroy(&saved_); }

@@ -3,8 +3,6 @@
 // formula's quadratic forms with the multipliers a first-order reverse sweep stored.
 #include "sensitivity/hessian/hessian_sweeps.hpp"
 
-#include <petsc/private/tsimpl.h>
-
 namespace hybridsens {
 
 PetscErrorCode HessianSweeps::tangentSweep(const HessianDirections &V, bool store, bool accumulate) {
