@@ -70,8 +70,8 @@ PetscErrorCode tsDestroyQuadratureTS(TS ts);
 PetscErrorCode tsDestroyTrajectoryObject(TS ts);
 // PETSc 3.18's TSAdjointMonitorSet compares a new monitor only with the first
 // ts->numbermonitors (the forward count) entries, so every TSSetFromOptions registers
-// -ts_adjoint_monitor once more and each line would print twice. Drops the repeats
-// (PetscMonitorCompare destroys a repeat's context).
+// -ts_adjoint_monitor once more (a Solver calls it on each setFromOptions) and each line would
+// print twice. Drops the repeats (PetscMonitorCompare destroys a repeat's context).
 PetscErrorCode dropRepeatedAdjointMonitors(TS ts);
 
 } // namespace hybridsens
