@@ -73,7 +73,7 @@ private:
   }
 
   void readHeader(NetworkCase &net) {
-    if (lines_.size() < 3) fail(at(lines_.size()), "file ends inside the 3-line case header (a RAW file starts with IC, SBASE, REV, ... and two title lines)");
+    if (lines_.size() < 3) fail(at(lines_.empty() ? 0 : lines_.size() - 1), "file ends inside the 3-line case header (a RAW file starts with IC, SBASE, REV, ... and two title lines)");
     const SourceLine w = at(0);
     const std::vector<Field> f = splitFields(lines_[0], w, true);
     if (f.size() < 3) fail(w, "case identification needs at least IC, SBASE, REV (found " + std::to_string(f.size()) + " fields); revisions 32 and 33 are read");
