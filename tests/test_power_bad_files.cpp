@@ -73,6 +73,8 @@ std::vector<BadFile> badFiles() {
        "file ends inside a TRANSFORMER record that starts here"},
       {"raw_transformer_line2_count", Reader::Raw, replaceLine(raw, 14, "1,2,0,'1',1,1,1,0,0,2,'T',1,1,1\n0.0\n1.0,0,0\n1.0,0\n0 /\n"), 15,
        "transformer record line 2 (R1-2, X1-2, SBASE1-2): 1 fields"},
+      {"raw_winding2_off_nominal", Reader::Raw, replaceLine(raw, 14, "1,2,0,'1',1,1,1,0,0,2,'T',1,1,1\n0.0,0.1,100\n1.0,0,0\n1.02,0\n0 /\n"), 17,
+       "WINDV2 = 1.02: an off-nominal winding-2 ratio is not supported"},
       {"raw_two_terminal_dc_present", Reader::Raw, replaceLine(raw, 16, "'DC1',1,10,100,500,0,0,0,'I',0,20,1\n0 /\n"), 16,
        "the TWO-TERMINAL DC section is not empty"},
       {"raw_data_after_last_section", Reader::Raw, firstLines(raw, 27) + "1,2,3\n", 28, "unexpected data after the last section"},

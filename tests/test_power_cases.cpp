@@ -1,6 +1,7 @@
 // The shipped grid cases (data/grids) read completely, and each one's stored voltages solve its
 // own power flow: at every PQ bus |ΔP|, |ΔQ| and at every PV bus |ΔP| stay within the bound that
 // the printed precision of the file explains (hybridsens/power/mismatch.hpp).
+#include "power/case_files.hpp"
 #include "power/error_capture.hpp"
 
 #include <hybridsens/power/mismatch.hpp>
@@ -171,5 +172,33 @@ TEST(PowerCases, DynamicDataRead) {
     EXPECT_EQ(count["IEEEG1"], 43);
     EXPECT_EQ(count["ESDC1A"], 12);
     std::printf("ACTIVSg2000.dyr: %zu records read, %zu skipped (unsupported models)\n", d.records.size(), d.skipped.size());
+  }
+}
+
+// The transformer codes give the same normalized transformer: CW = 1 (pu), CW = 2 (kV), CW = 3
+// (pu of NOMV) and CZ = 1 (system base), CZ = 2 (winding MVA base), CZ = 3 (load loss, |Z|).
+TEST(PowerCases, TransformerCodesAgree) {
+  hstest::ScratchDir dir;
+  hstest::ErrorCapture errors;
+  const char *variants[] = {
+      "1,2,0,'1',1,1,1,0.001,-0.02,2,'T',1,1,1\n0.004,0.1,100\n1.05,0,-3.0\n1.0,0\n0 /\n",
+      "1,2,0,'1',2,1,1,0.001,-0.02,2,'T',1,1,1\n0.004,0.1,100\n241.5,0,-3.0\n230.0,0\n0 /\n",
+      "1,2,0,'1',3,1,1,0.001,-0.02,2,'T',1,1,1\n0.004,0.1,100\n0.875,276.0,-3.0\n1.0,0\n0 /\n",
+      "1,2,0,'1',1,2,1,0.001,-0.02,2,'T',1,1,1\n0.002,0.05,50\n1.05,0,-3.0\n1.0,0\n0 /\n",
+      "1,2,0,'1',1,3,1,0.001,-0.02,2,'T',1,1,1\n100000,0.050039984013,50\n1.05,0,-3.0\n1.0,0\n0 /\n",
+  };
+  int k = 0;
+  for (const char *v : variants) {
+    NetworkCase net;
+    const std::string path = dir.write("t" + std::to_string(k++) + ".raw", hstest::replaceLine(hstest::minimalRaw, 14, v));
+    ASSERT_EQ(readRaw(path, &net), 0) << errors.take();
+    ASSERT_EQ(net.transformers.size(), 1u);
+    const Transformer &t = net.transformers[0];
+    EXPECT_NEAR(t.tap, 1.05, 1e-12) << v;
+    EXPECT_DOUBLE_EQ(t.shiftDeg, -3.0) << v;
+    EXPECT_NEAR(t.r, 0.004, 1e-10) << v;
+    EXPECT_NEAR(t.x, 0.1, 1e-9) << v;
+    EXPECT_DOUBLE_EQ(t.magG, 0.001) << v;
+    EXPECT_DOUBLE_EQ(t.magB, -0.02) << v;
   }
 }

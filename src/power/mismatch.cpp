@@ -55,13 +55,12 @@ std::vector<BusMismatch> mismatch(const NetworkCase &net) {
     if (!s.inService) continue;
     const std::size_t i = idx(s.bus);
     Y.push_back({i, i, C(s.g.value, s.b.value) / base});
-    // a shunt's rounding changes S by ε |V|² at its bus
-    specRound[i] += (s.g.halfUlp + s.b.halfUlp) / base * std::norm(V[i]);
   }
   for (const SwitchedShunt &s : net.switchedShunts) {
     if (!s.inService) continue;
     const std::size_t i = idx(s.bus);
     Y.push_back({i, i, C(0, s.binit.value) / base});
+    // BINIT is a solved output (the shunt's control set it): its rounding changes S by ε |V|²
     specRound[i] += s.binit.halfUlp / base * std::norm(V[i]);
   }
   for (const Load &l : net.loads) {
@@ -69,14 +68,14 @@ std::vector<BusMismatch> mismatch(const NetworkCase &net) {
     if (l.ip != 0 || l.iq != 0 || l.yp != 0 || l.yq != 0)
       fail(l.where, "load with constant-current or constant-admittance parts (IP, IQ, YP, YQ) is not supported by the mismatch computation", PETSC_ERR_SUP);
     const std::size_t i = idx(l.bus);
-    Sspec[i] -= C(l.p.value, l.q.value) / base;
-    specRound[i] += (l.p.halfUlp + l.q.halfUlp) / base;
+    Sspec[i] -= C(l.p.value, l.q.value) / base;  // an input of the power flow: exact as written
   }
   for (const Generator &g : net.generators) {
     if (!g.inService) continue;
     const std::size_t i = idx(g.bus);
+    // PG is an input except at the slack, QG an output at PV and slack buses: neither enters a
+    // checked mismatch as an output, so both are taken as written
     Sspec[i] += C(g.pg.value, g.qg.value) / base;
-    specRound[i] += (g.pg.halfUlp + g.qg.halfUlp) / base;
   }
   // Currents I = Y V, and the first-order sensitivity of S_i = V_i conj(I_i) to the rounding of
   // the voltages: |∂S_i/∂θ_j| = |V_i||Y_ij||V_j|, |∂S_i/∂|V_j|| = |V_i||Y_ij| (j ≠ i), and at

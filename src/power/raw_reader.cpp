@@ -243,7 +243,7 @@ private:
   }
   // Four lines: (I, J, K, CKT, CW, CZ, CM, MAG1, MAG2, NMETR, NAME, STAT, ...), (R1-2, X1-2,
   // SBASE1-2), (WINDV1, NOMV1, ANG1, ...), (WINDV2, NOMV2). Normalized to tap:1 with the series
-  // impedance referred to winding 2: ideal ratios t1, t2 around Z give tap = t1/t2, Z' = Z t2².
+  // impedance on the to side: tap = t1 (the winding-2 ratio t2 must be 1).
   void readTransformer(const std::vector<Field> &f1, const SourceLine &w1, NetworkCase &net) {
     count(f1, 12, revision_ == 32 ? 20 : 21, w1, "transformer record line 1");
     Transformer t;
@@ -285,6 +285,10 @@ private:
       else t1 = windv1 * kv1 / bi->baseKV, t2 = windv2 * kv2 / bj->baseKV;
     }
     if (!(t1 > 0) || !(t2 > 0)) fail(w3, "winding ratios must be positive (WINDV1 = " + f3[0].text + ", WINDV2 = " + f4[0].text + ")");
+    // An off-nominal winding-2 ratio needs the impedance referred through it; programs differ in
+    // how (Z t2², Z min(t1, t2)², ...), so it is refused rather than guessed.
+    if (std::fabs(t2 - 1) > 1e-9)
+      fail(w4, "WINDV2 = " + f4[0].text + ": an off-nominal winding-2 ratio is not supported (it must be 1 pu of the bus base voltage)", PETSC_ERR_SUP);
     if (cz != 1) {
       // On the winding MVA base; a winding voltage base other than the bus base would need a
       // further conversion that no shipped case uses: refused rather than guessed.
@@ -301,8 +305,8 @@ private:
     if (cm == 2 && (mag1 != 0 || mag2 != 0))
       fail(w1, "CM = 2 (no-load loss and exciting current) with nonzero MAG1/MAG2 is not supported; give MAG1, MAG2 in pu (CM = 1)", PETSC_ERR_SUP);
     if (cm == 1) t.magG = mag1, t.magB = mag2;
-    t.tap = t1 / t2;
-    t.r = r * t2 * t2, t.x = x * t2 * t2;
+    t.tap = t1;
+    t.r = r, t.x = x;
     net.transformers.push_back(t);
   }
   void readArea(const std::vector<Field> &f, const SourceLine &w, NetworkCase &net) {

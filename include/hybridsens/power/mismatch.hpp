@@ -2,9 +2,11 @@
 // scheduled injection (generation − load) at every bus, with Ybus built from lines (pi model,
 // charging, end shunts), transformers (tap, phase shift, magnetizing admittance), fixed and
 // switched shunts. A solved case gives a mismatch no larger than what the rounding of its printed
-// values explains: bound_i is the first-order propagation of half a unit of the last printed
-// digit of every voltage, load, generator and shunt value entering bus i (|∂S_i/∂θ_j| εθ_j +
-// |∂S_i/∂V_j| εV_j + the rounding of the scheduled powers) plus a second-order term.
+// solution explains: bound_i is the first-order propagation of half a unit of the last printed
+// digit of the solved values entering bus i — the voltages (|∂S_i/∂θ_j| εθ_j + |∂S_i/∂V_j| εV_j)
+// and the switched shunts' BINIT (ε |V_i|²) — plus a second-order term. Loads, fixed shunts and
+// generator powers are inputs of the power flow and taken as written. The tolerance to which the
+// writing program solved the case is not in the file: the caller adds it.
 #pragma once
 
 #include <hybridsens/power/case_data.hpp>

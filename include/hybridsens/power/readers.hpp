@@ -10,8 +10,10 @@
 // '/' is a comment; strings are in single or double quotes. Read: buses, loads, fixed shunts,
 // generators, branches, 2-winding transformers, areas, switched shunts (their initial
 // susceptance). Zones, owners, inter-area transfers and multi-section line groupings are skipped
-// (no electrical meaning). Three-winding transformers and non-empty DC line, VSC, impedance
-// correction, multi-terminal DC, FACTS, GNE or induction machine sections are refused.
+// (no electrical meaning). Refused: three-winding transformers; transformers with an
+// off-nominal winding-2 ratio, an impedance correction table, magnetizing data as losses
+// (CM = 2) or, with CZ = 2 or 3, a winding voltage other than the bus base; non-empty DC line,
+// VSC, impedance correction, multi-terminal DC, FACTS, GNE or induction machine sections.
 //
 // readDyr: PSS/E DYR records "bus 'MODEL' id p1 p2 ... /", which may span lines. A record of a
 // model that is not supported is an error naming file:line and the model, unless
