@@ -63,6 +63,10 @@ LAYERS = [
      "optional header-only front end (Trilinos Sacado) that writes a model's derivative "
      "callbacks; the library must build without it, so no layer below includes it",
      ["include/hybridsens/ad.hpp", "include/hybridsens/ad_local*.hpp"]),
+    ("power",
+     "the power-grid component hybridsens::power (PSS/E and MATPOWER case readers, AC mismatch): "
+     "its own library, which nothing below includes",
+     ["src/power/*", "include/hybridsens/power/*"]),
     ("programs",
      "examples and benchmarks, written against the public headers only",
      ["examples/*", "bench/*"]),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""README's option table matches what -help lists: the same -hs_ options, and the same
+"""docs/options.md: its option table matches what -help lists: the same -hs_ options, and the same
 defaults where the table gives a number or on/off. Also: every listed option is accepted by the
 library (no "Unknown hybridsens option")."""
 import argparse, os, re, subprocess, sys
@@ -37,24 +37,24 @@ def check(ok, msg):
     failures += not ok
 
 
-check(len(table) >= 20, f"README table lists {len(table)} -hs_ options")
+check(len(table) >= 20, f"docs/options.md table lists {len(table)} -hs_ options")
 check(len(helped) >= 20, f"-help lists {len(helped)} -hs_ options")
 for name in sorted(set(table) - set(helped)):
-    check(False, f"{name} is in README but not in -help")
+    check(False, f"{name} is in docs/options.md but not in -help")
 for name in sorted(set(helped) - set(table)):
-    check(False, f"{name} is in -help but not in README")
+    check(False, f"{name} is in -help but not in docs/options.md")
 
 words = {"on": "TRUE", "off": "FALSE", "true": "TRUE", "false": "FALSE"}
 for name in sorted(set(table) & set(helped)):
     readme_default, help_default = table[name], helped[name]
     if readme_default in ("none", "memory", "—"):  # no value by default
-        check(help_default == "", f"{name}: README default {readme_default}, -help '{help_default}'")
+        check(help_default == "", f"{name}: docs/options.md default {readme_default}, -help '{help_default}'")
     elif readme_default in words:
-        check(words[readme_default] == help_default.upper(), f"{name}: README default {readme_default}, -help {help_default}")
+        check(words[readme_default] == help_default.upper(), f"{name}: docs/options.md default {readme_default}, -help {help_default}")
     elif re.fullmatch(r"[-+0-9.e]+", readme_default):
-        check(float(readme_default) == float(help_default), f"{name}: README default {readme_default}, -help {help_default}")
+        check(float(readme_default) == float(help_default), f"{name}: docs/options.md default {readme_default}, -help {help_default}")
     elif re.fullmatch(r"[a-z_]+", readme_default):
-        check(readme_default == help_default, f"{name}: README default {readme_default}, -help {help_default}")
+        check(readme_default == help_default, f"{name}: docs/options.md default {readme_default}, -help {help_default}")
 
 print(f"{checks - failures} passed, {failures} failed")
 sys.exit(1 if failures else 0)

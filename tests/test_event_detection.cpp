@@ -51,3 +51,48 @@ TEST(EventDetection, SecantStaysInsideTheBracket) {
   EXPECT_NEAR(secantCandidate(0.0, -1.0, 1.0, 3.0), 0.25, 1e-15);
   EXPECT_NEAR(secantCandidate(0.0, 1.0, 1.0, 1.0), 0.5, 1e-15);  // degenerate → bisection
 }
+
+// The location's candidate: a polynomial through the samples (and slopes) has the guard's
+// root exactly when the guard is itself a polynomial of that degree, and converges much faster
+// than regula falsi otherwise.
+TEST(EventDetection, InterpolatedRootIsExactForCubics) {
+  auto g = [](double h) { return (h - 0.3) * (h + 1.0) * (h - 2.0); };  // root 0.3 in (0, 1)
+  auto dg = [](double h) { return (h + 1.0) * (h - 2.0) + (h - 0.3) * (2 * h - 1.0); };
+  // slope at the start + two more samples: four conditions, a cubic.
+  EXPECT_NEAR(interpolatedRoot(0.0, 1.0, {{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0)}, {0.5, g(0.5)}}), 0.3, 1e-14);
+  // values only, all nodes on one side of the root: the bracket only has to contain it.
+  EXPECT_NEAR(interpolatedRoot(0.1, 0.4, {{0.7, g(0.7)}, {0.5, g(0.5)}, {0.4, g(0.4)}, {0.9, g(0.9)}}), 0.3, 1e-14);
+  // A quadratic model (start slope and the end) is exact for a quadratic guard.
+  auto q = [](double h) { return h * h + 2 * h - 1.25; };  // root 0.5
+  EXPECT_NEAR(interpolatedRoot(0.0, 1.0, {{0.0, q(0.0), 2.0}, {1.0, q(1.0)}}), 0.5, 1e-15);
+}
+
+TEST(EventDetection, InterpolatedRootConvergesFasterThanRegulaFalsi) {
+  // A strongly curved guard; each candidate uses the three samples nearest the surface, as
+  // the engine does.
+  auto g = [](double h) { return std::exp(3 * h) - 2.0; };  // root ln 2 / 3
+  std::vector<GuardSample> samples{{0.0, g(0.0), 3.0}, {1.0, g(1.0)}};
+  double lo = 0, hi = 1, c = 0;
+  int its = 0;
+  while (its < 20) {
+    std::vector<GuardSample> nodes = samples;
+    std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
+    nodes.resize(std::min<size_t>(3, nodes.size()));
+    c = interpolatedRoot(lo, hi, nodes);
+    ++its;
+    if (std::fabs(g(c)) <= 1e-12) break;
+    samples.push_back({c, g(c)});
+    (g(c) < 0 ? lo : hi) = c;
+  }
+  EXPECT_NEAR(c, std::log(2.0) / 3, 1e-12);
+  EXPECT_LE(its, 5);
+  int rf = 1;
+  for (lo = 0, hi = 1; std::fabs(g(c = secantCandidate(lo, g(lo), hi, g(hi)))) > 1e-12 && rf < 100; ++rf) (g(c) < 0 ? lo : hi) = c;
+  EXPECT_GT(rf, 2 * its);  // regula falsi from the same bracket
+}
+
+TEST(EventDetection, InterpolatedRootRefusesDegenerateData) {
+  EXPECT_TRUE(std::isnan(interpolatedRoot(0.0, 1.0, {{0.0, 1.0}, {1.0, 2.0}})));         // no sign change
+  EXPECT_TRUE(std::isnan(interpolatedRoot(0.0, 1.0, {{0.0, -1.0}, {1.0, INFINITY}})));   // not finite
+  EXPECT_TRUE(std::isnan(interpolatedRoot(0.0, 1.0, {{0.5, -1.0}})));                     // one condition
+}

@@ -169,7 +169,13 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
   std::vector<PetscReal> tol(ng);
   PetscReal hLo = 0;
   std::vector<PetscScalar> gLo = gStart_, g;
-  int lastMoved = 0, sameSideCount = 0;
+  int stalled = 0;
+  PetscReal bestResidual = PETSC_MAX_REAL;
+  struct LocationSample {
+    PetscReal h;
+    std::vector<PetscScalar> g;
+  };
+  std::vector<LocationSample> samples{{hHi, gHi}};  // every step taken from this start, with its guards
   PetscFunctionBeginUser;
   PetscCall(TSGetSolution(ts_, &X));
   for (PetscInt j = 0; j < ng; ++j)
@@ -199,24 +205,35 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       if (currentH_ != hHi) PetscCall(retakeStep(hHi));
       PetscFunctionReturn(0);
     }
-    // Earliest regula-falsi candidate among crossed guards; bisection after two moves of the
-    // same end (Illinois-like safeguard against one-sided convergence).
+    // Earliest candidate among crossed guards: the root in the bracket of the polynomial
+    // through the three samples nearest the guard's surface (the step start with the guard's
+    // rate there counting as one; see interpolatedRoot); regula falsi if that fails; bisection
+    // after two re-takes in a row that did not halve the distance to the surface.
     PetscReal h = hHi;
     for (PetscInt j : crossedHi) {
       PetscReal glo = gLo[j];
       if (std::fabs(glo) <= tol[j]) glo = sideStart_[j] * std::max(tol[j], 1e-300);
-      h = std::min(h, secantCandidate(hLo, glo, hHi, gHi[j]));
+      std::vector<GuardSample> nodes{{0.0, PetscRealPart(gStart_[j]), PetscRealPart(rateStart_[j])}};
+      for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j])});
+      std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
+      if (nodes.size() > 3) nodes.resize(3);
+      PetscReal c = interpolatedRoot(hLo, hHi, nodes);
+      if (!(c > hLo && c < hHi)) c = secantCandidate(hLo, glo, hHi, gHi[j]);
+      h = std::min(h, c);
     }
-    if (sameSideCount >= 2) h = 0.5 * (hLo + hHi);
+    if (stalled >= 2) h = 0.5 * (hLo + hHi);
     h = std::min(std::max(h, hLo + 0.5 * tiny), hHi - 0.5 * tiny);
     PetscCall(retakeStep(h));
     PetscReal now;
     PetscCall(TSGetTime(ts_, &now));
     PetscCall(guards_.values(now, X, d, g));
+    samples.push_back({h, g});
+    PetscReal residual = PETSC_MAX_REAL;  // how far from its surface the nearest crossed guard now is
+    for (PetscInt j : crossedHi) residual = std::min(residual, std::fabs(PetscRealPart(g[j])) / tol[j]);
+    stalled = residual >= 0.5 * bestResidual ? stalled + 1 : 0;  // ≥: a guard resting on its surface (0 = 0) is no progress
+    bestResidual = std::min(bestResidual, residual);
     crossedAt(g, crossed, atEnd);
     if (!crossed.empty()) {
-      sameSideCount = lastMoved == +1 ? sameSideCount + 1 : 1;
-      lastMoved = +1;
       hHi = h;
       gHi = g;
       crossedHi = crossed;
@@ -225,8 +242,6 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       fired = atEnd;  // reached a surface from the start side: the event is here
       PetscFunctionReturn(0);
     } else {
-      sameSideCount = lastMoved == -1 ? sameSideCount + 1 : 1;
-      lastMoved = -1;
       hLo = h;
       gLo = g;
     }

@@ -6,8 +6,9 @@
 // copy. Owning detection and location avoids every one of those (docs/petsc-3.18.md §1, §2):
 //  * detection is by side (value, or derivative when on the surface) in the requested
 //    direction, plus a Hermite check for two crossings hidden inside one step;
-//  * location re-takes the step from the saved start state with regula falsi on the step
-//    size until the guard is zero to -hs_event_tol (relative to its change over the step);
+//  * location re-takes the step from the saved start state, the size from an interpolation of
+//    the guard over the step size (safeguarded by regula falsi), until the guard is zero to
+//    -hs_event_tol (relative to its change over the step);
 //  * TSForwardStep runs once, on the accepted step only, so no rollback can corrupt S;
 //  * the trajectory records U⁻ at an event step and the mode the step ran in.
 #pragma once

@@ -1,5 +1,6 @@
 #include "engine/event_detection.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace hybridsens {
@@ -64,6 +65,40 @@ double secantCandidate(double lo, double glo, double hi, double ghi) {
   const double s = lo - glo * (hi - lo) / (ghi - glo);
   if (!(s > lo && s < hi)) return mid;
   return s;
+}
+
+double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &nodes) {
+  // Newton's divided differences; a sample with a slope is a double node (Hermite data).
+  std::vector<double> z, c, slope;
+  for (const GuardSample &smp : nodes) {
+    if (std::find(z.begin(), z.end(), smp.h) != z.end()) continue;
+    const int copies = std::isfinite(smp.slope) ? 2 : 1;
+    for (int k = 0; k < copies; ++k) z.push_back(smp.h), c.push_back(smp.g), slope.push_back(smp.slope);
+  }
+  const size_t n = z.size();
+  if (n < 2) return NAN;
+  for (size_t k = 1; k < n; ++k)
+    for (size_t i = n - 1; i >= k; --i) {
+      const double dz = z[i] - z[i - k];
+      c[i] = dz == 0 ? slope[i] : (c[i] - c[i - 1]) / dz;  // dz = 0 only at a double node (k = 1)
+    }
+  for (double ci : c)
+    if (!std::isfinite(ci)) return NAN;
+  auto p = [&](double x) {
+    double v = c[n - 1];
+    for (size_t i = n - 1; i-- > 0;) v = v * (x - z[i]) + c[i];
+    return v;
+  };
+  // The polynomial must change sign over the bracket; bisect it there to full precision.
+  double a = lo, b = hi, pa = p(a);
+  if (sgn(pa) == sgn(p(b)) || pa == 0) return NAN;
+  for (int it = 0; it < 200 && b - a > 4 * 2.2e-16 * std::fabs(b); ++it) {
+    const double m = 0.5 * (a + b), pm = p(m);
+    if (pm == 0) return m;
+    if (sgn(pm) == sgn(pa)) a = m, pa = pm;
+    else b = m;
+  }
+  return 0.5 * (a + b);
 }
 
 } // namespace hybridsens

@@ -6,6 +6,7 @@
 // re-firing and what lets the second of two close events be seen in the next step.
 #pragma once
 
+#include <cmath>
 #include <vector>
 
 namespace hybridsens {
@@ -31,5 +32,21 @@ bool hermiteHiddenCrossing(double g0, double g1, double d0, double d1, double *s
 // One regula-falsi candidate for the root of a guard on the bracket [lo, hi] with values glo,
 // ghi (opposite signs). Falls back to bisection when the secant is degenerate.
 double secantCandidate(double lo, double glo, double hi, double ghi);
+
+// One guard's value after a (re-)taken step of size h from the step start, and its rate with
+// respect to h where known (NaN otherwise).
+struct GuardSample {
+  double h, g, slope = NAN;
+};
+
+// The root, inside the bracket (lo, hi), of the polynomial that interpolates the samples
+// `nodes` (values, and slopes where given: Hermite data). At the step start (h = 0) the guard's
+// rate is the exact slope of the computed step's end value (any consistent one-step method's
+// end state has derivative f(u_start) with respect to the step size at h = 0). The error of the
+// root falls like the product of the distances from the root to the nodes, so a location with
+// the samples nearest the surface needs a few re-taken steps where regula falsi needs many.
+// Returns NaN when the polynomial is degenerate or does not change sign over the bracket (the
+// caller falls back to regula falsi).
+double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &nodes);
 
 } // namespace hybridsens
