@@ -163,10 +163,8 @@ PetscErrorCode Engine::checkLeftSurface() {
 
 PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired) {
   ScopedLogEvent log(LogEvent::EventLocation);
-  const PetscInt ng = guards_.size();
   const DiscreteState &d = dyn_.mode;
   Vec X;
-  std::vector<PetscReal> tol(ng);
   PetscReal hLo = 0;
   std::vector<PetscScalar> gLo = gStart_, g;
   int stalled = 0;
@@ -178,21 +176,9 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
   std::vector<LocationSample> samples{{hHi, gHi}};  // every step taken from this start, with its guards
   PetscFunctionBeginUser;
   PetscCall(TSGetSolution(ts_, &X));
-  for (PetscInt j = 0; j < ng; ++j)
-    tol[j] = opt_.eventTol * std::max(std::fabs(gStart_[j]), std::fabs(gHi[j]));
-  auto crossedAt = [&](const std::vector<PetscScalar> &gv, std::vector<PetscInt> &crossed, std::vector<PetscInt> &atEnd) {
-    crossed.clear();
-    atEnd.clear();
-    for (PetscInt j = 0; j < ng; ++j) {
-      if (!guards_.active(j, d)) continue;
-      auto k = classifyCrossing(sideStart_[j], gv[j], tol[j], guards_.direction(j));
-      if (k == CrossingKind::AtEnd && std::fabs(gStart_[j]) <= tol[j]) k = CrossingKind::None;  // never left its surface
-      if (k == CrossingKind::Crossed) crossed.push_back(j);
-      if (k == CrossingKind::AtEnd) atEnd.push_back(j);
-    }
-  };
+  const std::vector<PetscReal> tol = surfaceTolerances(gHi);  // fixed for the whole location
   std::vector<PetscInt> crossedHi, atEndHi, crossed, atEnd;
-  crossedAt(gHi, crossedHi, atEndHi);
+  classifyGuards(gHi, tol, crossedHi, atEndHi);
   for (PetscInt it = 0; it < opt_.maxLocationIterations; ++it) {
     // Converged: every crossed guard at hHi sits on its surface, or the bracket is at round-off.
     bool allOnSurface = true;
@@ -232,7 +218,7 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     for (PetscInt j : crossedHi) residual = std::min(residual, std::fabs(PetscRealPart(g[j])) / tol[j]);
     stalled = residual >= 0.5 * bestResidual ? stalled + 1 : 0;  // ≥: a guard resting on its surface (0 = 0) is no progress
     bestResidual = std::min(bestResidual, residual);
-    crossedAt(g, crossed, atEnd);
+    classifyGuards(g, tol, crossed, atEnd);
     if (!crossed.empty()) {
       hHi = h;
       gHi = g;
@@ -392,10 +378,45 @@ PetscErrorCode Engine::checkTimeIndependence(PetscReal t, Vec X) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
-  const auto wall0 = std::chrono::steady_clock::now();
+// The tolerance within which guard j counts as on its surface over the current step, relative
+// to its change over the step (-hs_event_tol).
+std::vector<PetscReal> Engine::surfaceTolerances(const std::vector<PetscScalar> &gEnd) const {
+  std::vector<PetscReal> tol(guards_.size());
+  for (PetscInt j = 0; j < guards_.size(); ++j) tol[j] = opt_.eventTol * std::max(std::fabs(gStart_[j]), std::fabs(gEnd[j]));
+  return tol;
+}
+
+// Classify every active guard at a step end (values g) against its side at the step start:
+// crossed in its direction, or arrived on its surface (atEnd). One classification for the scan
+// of a step end and for every sample of the location.
+void Engine::classifyGuards(const std::vector<PetscScalar> &g, const std::vector<PetscReal> &tol, std::vector<PetscInt> &crossed,
+                            std::vector<PetscInt> &atEnd) const {
+  crossed.clear();
+  atEnd.clear();
+  for (PetscInt j = 0; j < guards_.size(); ++j) {
+    if (!guards_.active(j, dyn_.mode)) continue;
+    auto k = classifyCrossing(sideStart_[j], g[j], tol[j], guards_.direction(j));
+    if (k == CrossingKind::AtEnd && std::fabs(gStart_[j]) <= tol[j]) k = CrossingKind::None;  // never left its surface
+    if (k == CrossingKind::Crossed) crossed.push_back(j);
+    if (k == CrossingKind::AtEnd) atEnd.push_back(j);
+  }
+}
+
+// Guard values at the current step end, classified (the scan of one step end).
+PetscErrorCode Engine::scanStepEnd(StepOutcome &out) {
   Vec X;
-  std::vector<PetscScalar> gEnd, rateEnd;
+  PetscReal now;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  PetscCall(TSGetTime(ts_, &now));
+  PetscCall(guards_.values(now, X, dyn_.mode, out.gEnd));
+  classifyGuards(out.gEnd, surfaceTolerances(out.gEnd), out.crossed, out.fired);
+  PetscFunctionReturn(0);
+}
+
+// Reset the TS, the trajectory, the statistics and the guards' sides for a run from (t0, u0).
+PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
+  Vec X;
   PetscFunctionBeginUser;
   PetscCheck(tf > t0, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE, "final time %g (-ts_max_time) must exceed the initial time %g", (double)tf,
              (double)t0);
@@ -440,7 +461,160 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   for (auto *o : observers_) PetscCall(o->stepAccepted(0, t0, t0));
   for (auto *o : observers_) PetscCall(o->instantCompleted(0, t0));
   PetscCall(startSides({}));
+  PetscFunctionReturn(0);
+}
 
+// Take the planned step from the current state (saved first, so that it can be re-taken
+// bit-exactly) and note what the integrator proposes next.
+PetscErrorCode Engine::takePlannedStep(const StepPlan &plan, PetscReal hnext, PetscReal resumeH, StepOutcome &out) {
+  Vec X;
+  PetscInt stepsTaken;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  PetscCall(TSGetStepNumber(ts_, &stepsTaken));
+  PetscCall(TSMonitor(ts_, stepsTaken, plan.t, X));
+  PetscCall(VecCopy(X, uStart_));
+  start_.t = plan.t;
+  PetscCall(TSGetPrevTime(ts_, &start_.tprevPrev));
+  start_.steps = stepsTaken;
+  PetscCall(takeStep(plan.h, false));
+  PetscCall(TSGetTimeStep(ts_, &out.hProposal));
+  if (resumeH > 0) out.hProposal = resumeH;
+  out.hFull = currentH_;
+  out.reachedStop = plan.aimsAtStop && out.hFull == plan.h;
+  // A step shortened only to land on a stop must not shrink the steps after it: with
+  // -ts_adapt_type none the TS would otherwise keep the shortened size for the rest of the run.
+  if (out.reachedStop && plan.h < hnext) out.hProposal = std::max(out.hProposal, hnext);
+  if (out.reachedStop) PetscCall(TSSetTime(ts_, plan.stop->time));  // land exactly (t + (T - t) may differ from T in the last bit)
+  PetscFunctionReturn(0);
+}
+
+// Find the guards that fire at the end of this step, shortening the step to the first crossing
+// inside it (located) or to where two crossings may hide (Hermite check).
+PetscErrorCode Engine::detectEvents(const StepPlan &plan, StepOutcome &out) {
+  PetscFunctionBeginUser;
+  PetscCall(scanStepEnd(out));
+  PetscReal hiddenAt = -1;
+  if (guards_.size() && out.crossed.empty() && out.fired.empty() && opt_.hermite) {
+    PetscCall(endRates(out.rateEnd));
+    for (PetscInt j = 0; j < guards_.size(); ++j) {
+      PetscReal s;
+      if (!guards_.active(j, dyn_.mode) || sideStart_[j] == 0) continue;
+      if (hermiteHiddenCrossing(gStart_[j], out.gEnd[j], out.hFull * rateStart_[j], out.hFull * out.rateEnd[j], &s))
+        hiddenAt = hiddenAt < 0 ? s : std::min(hiddenAt, (PetscReal)s);
+    }
+  }
+  out.ratesStale = hiddenAt > 0 || !out.crossed.empty();
+  if (!out.crossed.empty()) {
+    PetscCall(locate(out.hFull, out.gEnd, out.fired));
+    out.eventInside = currentH_ < out.hFull;
+    // A crossing located within the location tolerance of the end of its step (in time:
+    // -hs_event_tol × h, or a few ulps of t) happens at the step end, which the location
+    // cannot tell from it. At a stop, round-off in the state (a clock integrated by BEULER
+    // leads t by ulps) must not put it before the time events there and reverse the
+    // documented order. At a point of the step grid, the step structure is the one of an
+    // event exactly there (no remainder step), instead of a remainder step shorter than what
+    // the location resolves, whose size (and whether it was taken) would be round-off.
+    const PetscReal window = std::max(opt_.eventTol * out.hFull, 16 * PETSC_MACHINE_EPSILON * (std::fabs(start_.t) + out.hFull));
+    if (out.eventInside && out.hFull - currentH_ <= window) {
+      PetscCall(retakeStep(out.hFull));
+      if (out.reachedStop) PetscCall(TSSetTime(ts_, plan.stop->time));
+      PetscCall(scanStepEnd(out));  // every guard crossed by the stop crossed within the window: it fires there
+      out.fired.insert(out.fired.end(), out.crossed.begin(), out.crossed.end());
+      std::sort(out.fired.begin(), out.fired.end());
+      out.eventInside = false;
+    }
+  } else if (hiddenAt > 0) {
+    // Two crossings may hide inside this step: shorten it to where the Hermite model is
+    // farthest across; if a guard has crossed there, locate the crossing inside it.
+    PetscCall(retakeStep(hiddenAt * out.hFull));
+    out.eventInside = true;
+    PetscCall(scanStepEnd(out));
+    if (!out.crossed.empty()) PetscCall(locate(currentH_, out.gEnd, out.fired));
+  }
+  out.atStop = out.reachedStop && !out.eventInside;
+  if (!out.atStop && out.reachedStop) PetscCall(TSSetTime(ts_, start_.t + currentH_));
+  PetscFunctionReturn(0);
+}
+
+// TSForwardStep_RK evaluates stage Jacobians at ts->ptime + c_i h with h = ts->time_step, i.e.
+// after TSStep at the END of the step and with the next step's proposed size (PETSc 3.18 rk.c
+// TSForwardStep_RK). Present it the step it is linearizing.
+PetscErrorCode Engine::advanceTangentLinearModel(PetscInt step) {
+  PetscBool forwardOn;
+  PetscReal tEnd, hNext;
+  PetscFunctionBeginUser;
+  PetscCall(tsForwardSensitivitiesOn(ts_, &forwardOn));
+  if (!forwardOn) PetscFunctionReturn(0);
+  PetscCall(TSGetTime(ts_, &tEnd));
+  PetscCall(TSGetTimeStep(ts_, &hNext));
+  PetscCall(TSSetTime(ts_, start_.t));
+  PetscCall(TSSetTimeStep(ts_, currentH_));
+  PetscCall(TSSetStepNumber(ts_, step - 1));
+  PetscCall(TSForwardStep(ts_));
+  PetscCall(TSSetStepNumber(ts_, step));
+  PetscCall(TSSetTime(ts_, tEnd));
+  PetscCall(TSSetTimeStep(ts_, hNext));
+  PetscFunctionReturn(0);
+}
+
+// The step is final: advance the TLM, record it (U⁻ if an event follows), notify.
+PetscErrorCode Engine::acceptStep(PetscInt step) {
+  Vec X;
+  PetscReal now;
+  PetscFunctionBeginUser;
+  PetscCall(checkLeftSurface());
+  PetscCall(advanceTangentLinearModel(step));
+  ++stats_.steps;
+  PetscCall(TSGetSolution(ts_, &X));
+  PetscCall(TSGetTime(ts_, &now));
+  PetscCall(traj_.record(ts_, step, now, start_.t, X, dyn_.mode));
+  for (auto *o : observers_) PetscCall(o->stepAccepted(step, start_.t, now));
+  PetscCall(TSPostStep(ts_));
+  PetscFunctionReturn(0);
+}
+
+// The boundary after the step: apply the transitions due there (time events of a reached stop,
+// fired guards), or carry the guards' sides over to the next step.
+PetscErrorCode Engine::completeInstant(PetscInt step, const StepPlan &plan, StepOutcome &out) {
+  PetscReal now;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetTime(ts_, &now));
+  const std::vector<PetscInt> noTimeEvents;
+  const auto &timeEvents = out.atStop ? plan.stop->timeEvents : noTimeEvents;
+  if (!timeEvents.empty() || !out.fired.empty()) {
+    // The stop is on the grid when the step that reached it was not shortened for it. A
+    // remainder step follows when the instant was located inside the step or a stop cut the
+    // step short; else the instant is the end of an uncut step (a kink in its time).
+    const PetscReal aimed = std::max(plan.h, plan.hWanted);
+    const bool stopOnGrid = out.atStop && aimed - (now - start_.t) <= 1e-10 * aimed;
+    transitionsCutStep_ = out.eventInside || (out.atStop && !stopOnGrid);
+    PetscCall(applyTransitions(step, timeEvents, out.fired));
+    PetscCall(startSides(out.fired));
+  } else {
+    // Sides carry over; rates only matter on the surface (and for the Hermite check).
+    gStart_ = out.gEnd;
+    if (guards_.size()) {
+      if (out.rateEnd.empty() || out.ratesStale) PetscCall(endRates(out.rateEnd));
+      rateStart_ = out.rateEnd;
+      for (PetscInt j = 0; j < guards_.size(); ++j) {
+        if (!guards_.active(j, dyn_.mode)) continue;
+        const int s = guardSide(out.gEnd[j], out.rateEnd[j], 0.0);
+        if (s != 0) sideStart_[j] = s;
+      }
+    }
+  }
+  PetscCall(TSGetTime(ts_, &now));
+  for (auto *o : observers_) PetscCall(o->instantCompleted(step, now));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  Vec X;
+  PetscFunctionBeginUser;
+  PetscCall(prepareRun(u0, t0, tf));
+  PetscCall(TSGetSolution(ts_, &X));
   PetscReal hnext;
   PetscCall(TSGetTimeStep(ts_, &hnext));
   PetscCheck(hnext > 0, dyn_.comm(), PETSC_ERR_ARG_OUTOFRANGE, "initial time step -ts_dt %g must be positive", (double)hnext);
@@ -448,171 +622,46 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   size_t stopIdx = 0;
   PetscReal resumeH = 0;  // step size to return to after finishing an interrupted interval
   while (true) {
-    PetscReal t, now;
+    StepPlan plan;
     PetscInt stepsTaken, maxSteps;
-    PetscCall(TSGetTime(ts_, &t));
-    while (stopIdx < stops_.size() && stops_[stopIdx].time <= t) ++stopIdx;
+    PetscCall(TSGetTime(ts_, &plan.t));
+    while (stopIdx < stops_.size() && stops_[stopIdx].time <= plan.t) ++stopIdx;
     if (stopIdx >= stops_.size()) break;
     PetscCall(TSGetStepNumber(ts_, &stepsTaken));
     PetscCall(TSGetMaxSteps(ts_, &maxSteps));
     PetscCheck(stepsTaken < maxSteps, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
-               "reached -ts_max_steps %" PetscInt_FMT " at t = %.17g before the final time %.17g", maxSteps, (double)t, (double)tf);
-    const Stop &stop = stops_[stopIdx];
-    const PetscReal hWanted = hnext;
-    PetscReal h = hnext;
-    bool aimsAtStop = false;
-    if (h >= (stop.time - t) * (1 - 1e-10)) {
-      h = stop.time - t;
-      aimsAtStop = true;
+               "reached -ts_max_steps %" PetscInt_FMT " at t = %.17g before the final time %.17g", maxSteps, (double)plan.t, (double)tf);
+    // The integrator's step, shortened to land on the next stop if it would reach it.
+    plan.stop = &stops_[stopIdx];
+    plan.hWanted = plan.h = hnext;
+    if (plan.h >= (plan.stop->time - plan.t) * (1 - 1e-10)) {
+      plan.h = plan.stop->time - plan.t;
+      plan.aimsAtStop = true;
     }
-    PetscCall(TSMonitor(ts_, stepsTaken, t, X));
-    // Save the step start so the step can be re-taken bit-exactly.
-    PetscCall(VecCopy(X, uStart_));
-    start_.t = t;
-    PetscCall(TSGetPrevTime(ts_, &start_.tprevPrev));
-    start_.steps = stepsTaken;
-    PetscCall(takeStep(h, false));
-    PetscReal hProposal;
-    PetscCall(TSGetTimeStep(ts_, &hProposal));
-    if (resumeH > 0) hProposal = resumeH;
-    resumeH = 0;
-    const PetscReal hFull = currentH_;
-    const bool reachedStop = aimsAtStop && hFull == h;
-    // A step shortened only to land on a stop must not shrink the steps after it: with
-    // -ts_adapt_type none the TS would otherwise keep the shortened size for the rest of the run.
-    if (reachedStop && h < hnext) hProposal = std::max(hProposal, hnext);
-    if (reachedStop) PetscCall(TSSetTime(ts_, stop.time));  // land exactly (t + (T - t) may differ from T in the last bit)
-
-    std::vector<PetscInt> fired, crossed;
-    bool anyCrossed = false;
-    PetscReal hiddenAt = -1;
-    // Classify every active guard at the current step end against its side at the start.
-    auto scan = [&]() {
-      fired.clear();
-      crossed.clear();
-      for (PetscInt j = 0; j < guards_.size(); ++j) {
-        if (!guards_.active(j, dyn_.mode)) continue;
-        const PetscReal tol = opt_.eventTol * std::max(std::fabs(gStart_[j]), std::fabs(gEnd[j]));
-        auto k = classifyCrossing(sideStart_[j], gEnd[j], tol, guards_.direction(j));
-        if (k == CrossingKind::AtEnd && std::fabs(gStart_[j]) <= tol) k = CrossingKind::None;  // never left its surface
-        if (k == CrossingKind::Crossed) crossed.push_back(j);
-        if (k == CrossingKind::AtEnd) fired.push_back(j);
-      }
-      anyCrossed = !crossed.empty();
-    };
-    PetscCall(TSGetTime(ts_, &now));
-    PetscCall(guards_.values(now, X, dyn_.mode, gEnd));
-    scan();
-    if (guards_.size() && !anyCrossed && fired.empty() && opt_.hermite) {
-      PetscCall(endRates(rateEnd));
-      for (PetscInt j = 0; j < guards_.size(); ++j) {
-        PetscReal s;
-        if (!guards_.active(j, dyn_.mode) || sideStart_[j] == 0) continue;
-        if (hermiteHiddenCrossing(gStart_[j], gEnd[j], hFull * rateStart_[j], hFull * rateEnd[j], &s))
-          hiddenAt = hiddenAt < 0 ? s : std::min(hiddenAt, (PetscReal)s);
-      }
-    }
-    bool eventInside = false;
-    if (anyCrossed) {
-      PetscCall(locate(hFull, gEnd, fired));
-      eventInside = currentH_ < hFull;
-      // A crossing located within the location tolerance of the end of its step (in time:
-      // -hs_event_tol × h, or a few ulps of t) happens at the step end, which the location
-      // cannot tell from it. At a stop, round-off in the state (a clock integrated by BEULER
-      // leads t by ulps) must not put it before the time events there and reverse the
-      // documented order. At a point of the step grid, the step structure is the one of an
-      // event exactly there (no remainder step), instead of a remainder step shorter than what
-      // the location resolves, whose size (and whether it was taken) would be round-off.
-      const PetscReal window = std::max(opt_.eventTol * hFull, 16 * PETSC_MACHINE_EPSILON * (std::fabs(start_.t) + hFull));
-      if (eventInside && hFull - currentH_ <= window) {
-        PetscCall(retakeStep(hFull));
-        if (reachedStop) PetscCall(TSSetTime(ts_, stop.time));
-        PetscCall(TSGetTime(ts_, &now));
-        PetscCall(guards_.values(now, X, dyn_.mode, gEnd));
-        scan();  // every guard crossed by the stop crossed within the window: it fires there
-        fired.insert(fired.end(), crossed.begin(), crossed.end());
-        std::sort(fired.begin(), fired.end());
-        eventInside = false;
-      }
-    } else if (hiddenAt > 0) {
-      // Two crossings may hide inside this step: shorten it to where the Hermite model is
-      // farthest across; if a guard has crossed there, locate the crossing inside it.
-      PetscCall(retakeStep(hiddenAt * hFull));
-      eventInside = true;
-      PetscCall(TSGetTime(ts_, &now));
-      PetscCall(guards_.values(now, X, dyn_.mode, gEnd));
-      scan();
-      if (anyCrossed) PetscCall(locate(currentH_, gEnd, fired));
-    }
-    const bool atStop = reachedStop && !eventInside;
-    if (!atStop && reachedStop) PetscCall(TSSetTime(ts_, start_.t + currentH_));
-
-    PetscCall(checkLeftSurface());
-    // The step is final: advance the TLM, notify, record (U⁻ if an event follows).
+    StepOutcome out;
+    PetscCall(takePlannedStep(plan, hnext, resumeH, out));
+    PetscCall(detectEvents(plan, out));
     PetscInt step;
     PetscCall(TSGetStepNumber(ts_, &step));
-    PetscCall(tsForwardSensitivitiesOn(ts_, &forwardOn));
-    if (forwardOn) {
-      // TSForwardStep_RK evaluates stage Jacobians at ts->ptime + c_i h with h = ts->time_step,
-      // i.e. after TSStep at the END of the step and with the next step's proposed size
-      // (PETSc 3.18 rk.c TSForwardStep_RK). Present it the step it is linearizing.
-      PetscReal tEnd, hNext;
-      PetscCall(TSGetTime(ts_, &tEnd));
-      PetscCall(TSGetTimeStep(ts_, &hNext));
-      PetscCall(TSSetTime(ts_, start_.t));
-      PetscCall(TSSetTimeStep(ts_, currentH_));
-      PetscCall(TSSetStepNumber(ts_, step - 1));
-      PetscCall(TSForwardStep(ts_));
-      PetscCall(TSSetStepNumber(ts_, step));
-      PetscCall(TSSetTime(ts_, tEnd));
-      PetscCall(TSSetTimeStep(ts_, hNext));
-    }
-    ++stats_.steps;
-    PetscCall(TSGetTime(ts_, &now));
-    PetscCall(traj_.record(ts_, step, now, start_.t, X, dyn_.mode));
-    for (auto *o : observers_) PetscCall(o->stepAccepted(step, start_.t, now));
-    PetscCall(TSPostStep(ts_));
-
-    const std::vector<PetscInt> noTimeEvents;
-    const auto &timeEvents = atStop ? stop.timeEvents : noTimeEvents;
-    if (!timeEvents.empty() || !fired.empty()) {
-      // The stop is on the grid when the step that reached it was not shortened for it. A
-      // remainder step follows when the instant was located inside the step or a stop cut the
-      // step short; else the instant is the end of an uncut step (a kink in its time).
-      const bool stopOnGrid = atStop && std::max(h, hWanted) - (now - start_.t) <= 1e-10 * std::max(h, hWanted);
-      transitionsCutStep_ = eventInside || (atStop && !stopOnGrid);
-      PetscCall(applyTransitions(step, timeEvents, fired));
-      PetscCall(startSides(fired));
-    } else {
-      // Sides carry over; rates only matter on the surface (and for the Hermite check).
-      gStart_ = gEnd;
-      if (guards_.size()) {
-        if (rateEnd.empty() || hiddenAt > 0 || anyCrossed) PetscCall(endRates(rateEnd));
-        rateStart_ = rateEnd;
-        for (PetscInt j = 0; j < guards_.size(); ++j) {
-          if (!guards_.active(j, dyn_.mode)) continue;
-          const int s = guardSide(gEnd[j], rateEnd[j], 0.0);
-          if (s != 0) sideStart_[j] = s;
-        }
-      }
-    }
-    PetscCall(TSGetTime(ts_, &now));
-    for (auto *o : observers_) PetscCall(o->instantCompleted(step, now));
-    rateEnd.clear();
+    PetscCall(acceptStep(step));
+    PetscCall(completeInstant(step, plan, out));
     // Next step: finish the interval of a step cut short by an event or a stop, else the
     // integrator's proposal. The step grid then does not move with event times, so an event
     // time enters the computed trajectory only through the two steps next to it (what the
     // discrete event derivative differentiates).
     // The remainder of a step cut by an event is always taken, however short (it is longer
-    // than the location window above): skipping it would shift the grid after the event with
-    // the event time, which the event derivative does not differentiate. Other remainders
-    // (a stop within 1e-10 h of a step point) are round-off of the grid and are skipped.
-    const PetscReal intendedH = aimsAtStop && hFull == h ? std::max(h, hWanted) : hFull;
+    // than the location window): skipping it would shift the grid after the event with the
+    // event time, which the event derivative does not differentiate. Other remainders (a stop
+    // within 1e-10 h of a step point) are round-off of the grid and are skipped.
+    PetscReal now;
+    PetscCall(TSGetTime(ts_, &now));
+    const PetscReal intendedH = plan.aimsAtStop && out.hFull == plan.h ? std::max(plan.h, plan.hWanted) : out.hFull;
     const PetscReal remainder = start_.t + intendedH - now;
-    if (remainder > (eventInside ? 0 : 1e-10 * intendedH)) {
+    resumeH = 0;
+    if (remainder > (out.eventInside ? 0 : 1e-10 * intendedH)) {
       hnext = remainder;
-      resumeH = hProposal;
-    } else hnext = hProposal;
+      resumeH = out.hProposal;
+    } else hnext = out.hProposal;
   }
   PetscInt stepsTaken;
   PetscCall(TSGetStepNumber(ts_, &stepsTaken));

@@ -92,6 +92,35 @@ private:
     PetscInt steps = 0;
   };
 
+  // What one pass of run()'s loop plans: the step from t, of size h — hWanted as the integrator
+  // proposed it, shortened to land on `stop` when it would reach it (aimsAtStop).
+  struct StepPlan {
+    PetscReal t = 0, hWanted = 0, h = 0;
+    bool aimsAtStop = false;
+    const Stop *stop = nullptr;
+  };
+  // What the step did: its size before any location (hFull), the integrator's next proposal,
+  // whether it reached its stop, whether an event cut it (eventInside), the guards that fire at
+  // its end and those crossed at the last scan, the guard values and (if computed) rates at its end.
+  struct StepOutcome {
+    PetscReal hFull = 0, hProposal = 0;
+    bool reachedStop = false, atStop = false, eventInside = false;
+    bool ratesStale = false;  // rateEnd (if any) is not of the final step end: recompute
+    std::vector<PetscInt> fired, crossed;
+    std::vector<PetscScalar> gEnd, rateEnd;
+  };
+
+  // The named steps of run().
+  PetscErrorCode prepareRun(Vec u0, PetscReal t0, PetscReal tf);
+  PetscErrorCode takePlannedStep(const StepPlan &plan, PetscReal hnext, PetscReal resumeH, StepOutcome &out);
+  PetscErrorCode detectEvents(const StepPlan &plan, StepOutcome &out);
+  PetscErrorCode acceptStep(PetscInt step);
+  PetscErrorCode advanceTangentLinearModel(PetscInt step);
+  PetscErrorCode completeInstant(PetscInt step, const StepPlan &plan, StepOutcome &out);
+  PetscErrorCode scanStepEnd(StepOutcome &out);
+  std::vector<PetscReal> surfaceTolerances(const std::vector<PetscScalar> &gEnd) const;
+  void classifyGuards(const std::vector<PetscScalar> &g, const std::vector<PetscReal> &tol, std::vector<PetscInt> &crossed,
+                      std::vector<PetscInt> &atEnd) const;
   PetscErrorCode buildStops(PetscReal t0, PetscReal tf);
   PetscErrorCode takeStep(PetscReal h, bool forceAccept);
   PetscErrorCode retakeStep(PetscReal h);
