@@ -34,7 +34,8 @@ LAYERS = [
      "PETSc helpers that know nothing of hybrid models (gathers, dense columns, direct solves, log "
      "events, atomic files, the option reader) and the one adapter for PETSc internals",
      ["src/util/*", "include/hybridsens/vec_entry.hpp", "include/hybridsens/atomic_file.hpp",
-      "include/hybridsens/option_reader.hpp"]),
+      "include/hybridsens/option_reader.hpp", "include/hybridsens/version.hpp.in",
+      "include/hybridsens/detail/petsc_version.hpp"]),
     ("model",
      "the public description of a problem, independent of how it is solved: model, costs, "
      "second-order products, memory, the event log, options, monitor samples",
@@ -114,8 +115,12 @@ def resolve(root, rel, quote, target):
         candidates.append(os.path.join("include", target))
     for c in candidates:
         c = os.path.normpath(c).replace(os.sep, "/")
-        if not c.startswith("../") and os.path.isfile(os.path.join(root, c)):
+        if c.startswith("../"):
+            continue
+        if os.path.isfile(os.path.join(root, c)):
             return c
+        if os.path.isfile(os.path.join(root, c + ".in")):  # generated at configure time (version.hpp)
+            return c + ".in"
     return None
 
 
@@ -219,6 +224,9 @@ def self_test(root):
     failures = []
     with tempfile.TemporaryDirectory(prefix="hs_layers_") as tmp:
         files = scanned_files(root)
+        # Generated headers' templates are includable though not scanned (version.hpp.in).
+        files += [os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
+                  for d, _, fs in os.walk(os.path.join(root, "include")) for f in fs if f.endswith(".hpp.in")]
 
         def fresh_copy(name):
             tree = os.path.join(tmp, name)

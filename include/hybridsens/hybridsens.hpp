@@ -1,6 +1,9 @@
 // hybridsens: hybrid ODE/DAE simulation with exact discrete sensitivities through events.
 #pragma once
 
+#include "hybridsens/version.hpp"
+#include "hybridsens/detail/petsc_version.hpp"
+
 #include "hybridsens/atomic_file.hpp"
 #include "hybridsens/event_log.hpp"
 #include "hybridsens/hessian.hpp"

@@ -6,11 +6,7 @@
 // (and prefer a public function where the new version has one), then widen the guard.
 #include "util/petsc_internals.hpp"
 
-#include <petscversion.h>
-
-#if PETSC_VERSION_LT(3, 18, 0) || PETSC_VERSION_GE(3, 19, 0)
-#error "hybridsens supports PETSc 3.18 only: src/util/petsc_internals.cpp uses PETSc 3.18's private TS and PetscObject fields"
-#endif
+#include "hybridsens/detail/petsc_version.hpp"  // refuses any PETSc but 3.18 at compile time
 
 #include <petsc/private/petscimpl.h>
 #include <petsc/private/tsimpl.h>

@@ -3,6 +3,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+
+// CMakeLists.txt asks for C++14 only: hybridsens::hybridsens must raise it to C++17 by itself.
+static_assert(__cplusplus >= 201703L, "hybridsens::hybridsens must carry cxx_std_17 to its consumers");
 
 using namespace hybridsens;
 
@@ -43,6 +47,9 @@ int main(int argc, char **argv) {
   }
   PetscCall(PetscFinalize());
   const double exact = std::exp(-1.0) / 2;
-  std::printf("consumer: u(1) = %.15f, exact %.15f\n", value, exact);
+  std::printf("consumer of hybridsens %s: u(1) = %.15f, exact %.15f\n", hybridsens::version(), value, exact);
+  char expected[32];
+  std::snprintf(expected, sizeof expected, "%d.%d.%d", HYBRIDSENS_VERSION_MAJOR, HYBRIDSENS_VERSION_MINOR, HYBRIDSENS_VERSION_PATCH);
+  if (std::strcmp(hybridsens::version(), expected) != 0) return 1;
   return std::fabs(value - exact) < 1e-10 ? 0 : 1;
 }
