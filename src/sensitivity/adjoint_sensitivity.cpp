@@ -72,35 +72,47 @@ PetscErrorCode AdjointSensitivity::setUpQuadrature() {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector<PetscInt> &u0Indices, AdjointResults &out) {
+// The state of one reverse sweep, shared by its named steps; owns its work vectors (an error
+// anywhere in the sweep leaves nothing behind).
+struct AdjointSensitivity::Sweep {
+  Vec finalState = nullptr;  // u(T): the sweep loads every stored step into the TS solution vector
+  Vec work = nullptr;
+  PetscInt M = 0;                                      // the last step
+  long e = -1;                                         // the latest event not yet undone
+  std::vector<std::vector<PetscScalar>> muExtra;       // ψ_p and the jumps' parameter terms, per cost
+  std::vector<PetscScalar> deferred, unusedValues;     // event-time term from the step after an event; measurement values (unused)
+  std::vector<PetscReal> measured;                     // measurement times of every cost
+  JumpIngredients J;
+  ~Sweep() {
+    VecDestroy(&finalState);
+    VecDestroy(&work);
+  }
+};
+
+// Terminal conditions λ(T) = ψ_u; ψ_p kept with the event contributions (both additive). The
+// objective values come from the forward solve: the sweep computes only gradients.
+PetscErrorCode AdjointSensitivity::setUpSweep(Sweep &s) {
   TS ts = engine_.ts();
   Dynamics &dyn = engine_.dynamics();
   const TrajectoryStore &traj = engine_.trajectory();
-  const auto &events = engine_.log().records();
   const size_t ncost = costs_.size();
   const PetscInt np = dyn.numParameters();
   Vec X;
   PetscFunctionBeginUser;
-  PetscCheck(ncost > 0, dyn.comm(), PETSC_ERR_ARG_WRONGSTATE, "The adjoint needs at least one cost function (Solver::addCost)");
-  PetscCall(checkSensitivityConfiguration(ts, dyn, true));
-  PetscCall(teardown());
   PetscCall(TSGetSolution(ts, &X));
-  // The sweep loads every stored step into the solution vector; callers expect u(T) after.
-  Vec finalState;
-  PetscCall(VecDuplicate(X, &finalState));
-  PetscCall(VecCopy(X, finalState));
-  X = finalState;
-  const PetscInt M = traj.size() - 1;
-  const PetscReal T = traj.time(M);
-
-  // Terminal conditions λ(T) = ψ_u, and ψ_p kept with the event contributions (both additive).
-  // (The objective values come from the forward solve; the sweep computes only gradients.)
-  std::vector<std::vector<PetscScalar>> muExtra(ncost);
-  std::vector<PetscScalar> unusedValues(ncost, 0.0);
+  PetscCall(VecDuplicate(X, &s.finalState));
+  PetscCall(VecCopy(X, s.finalState));
+  PetscCall(VecDuplicate(X, &s.work));
+  s.M = traj.size() - 1;
+  s.e = (long)engine_.log().size() - 1;
+  s.muExtra.assign(ncost, {});
+  s.deferred.assign(ncost, 0.0);
+  s.unusedValues.assign(ncost, 0.0);
+  s.measured = costs_.measurementTimes();
   lambda_.resize(ncost);
   for (size_t k = 0; k < ncost; ++k) {
     PetscCall(VecDuplicate(X, &lambda_[k]));
-    PetscCall(costs_.terminalGradient(k, T, X, dyn.mode, lambda_[k], muExtra[k]));
+    PetscCall(costs_.terminalGradient(k, traj.time(s.M), s.finalState, dyn.mode, lambda_[k], s.muExtra[k]));
     if (np) {
       Vec m;
       PetscCall(MatCreateVecs(dyn.parameterJacobian(), &m, nullptr));
@@ -112,38 +124,186 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   if (costs_.anyIntegrand()) PetscCall(setUpQuadrature());
   // TSAdjointSetUp insists on a trajectory object; the steps come from our own store.
   PetscCall(tsEnsureTrajectoryObject(ts));
-  PetscCall(TSAdjointSetSteps(ts, M));
+  PetscCall(TSAdjointSetSteps(ts, s.M));
   PetscCall(tsResetAdjointStepCount(ts));
+  PetscFunctionReturn(0);
+}
 
-  JumpIngredients J;
-  long e = (long)events.size() - 1;
-  const EventTangents *tangents = jumps_.tangents();
-  std::vector<PetscScalar> deferred(ncost, 0.0);
-  Vec work;
-  PetscCall(VecDuplicate(X, &work));
-  // Measurements at t_n see the right limit: the state after every transition at t_n, in
-  // the mode after them; their λ jump comes before the transitions are undone.
-  auto addMeasurements = [&](PetscInt n) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    Vec u = X;
-    if (n < M) PetscCall(traj.state(n, &u));
-    DiscreteState d = n == M ? engine_.dynamics().mode : traj.mode(n);
-    if (n < M && e >= 0 && events[e].step == n) u = events[e].uplus, d = events[e].after;
+// Measurements at t_n see the right limit: the state after every transition at t_n, in the
+// mode after them; their λ jump comes before the transitions are undone.
+PetscErrorCode AdjointSensitivity::addMeasurements(Sweep &s, PetscInt n) {
+  const TrajectoryStore &traj = engine_.trajectory();
+  const auto &events = engine_.log().records();
+  PetscFunctionBeginUser;
+  Vec u = s.finalState;
+  if (n < s.M) PetscCall(traj.state(n, &u));
+  DiscreteState d = n == s.M ? engine_.dynamics().mode : traj.mode(n);
+  if (n < s.M && s.e >= 0 && events[s.e].step == n) u = events[s.e].uplus, d = events[s.e].after;
+  for (size_t k = 0; k < costs_.size(); ++k)
+    if (!costs_.cost(k).measurementTimes().empty())
+      PetscCall(costs_.measurementsAt(k, traj.time(n), u, d, &s.unusedValues[k], lambda_[k], s.muExtra[k], s.work));
+  PetscFunctionReturn(0);
+}
+
+// The optional monitor sees λ at every boundary, on both sides of every jump.
+PetscErrorCode AdjointSensitivity::report(const Sweep &s, AdjointSample::Kind kind, PetscInt n, const EventRecord *ev) {
+  const PetscReal t = engine_.trajectory().time(n);
+  PetscFunctionBeginUser;
+  if (!monitor_) PetscFunctionReturn(0);
+  if (kind == AdjointSample::AfterMeasurements && std::find(s.measured.begin(), s.measured.end(), t) == s.measured.end())
+    PetscFunctionReturn(0);
+  PetscCall(monitor_(AdjointSample{kind, n, t, ev, lambda_}));
+  PetscFunctionReturn(0);
+}
+
+// Everything at the boundary after step n, in reverse: measurements, then the transitions
+// there undone in reverse order of application (the last one gets what step n + 1 contributed
+// to its event time; see EventTangents), then the correction that the step about to be
+// reversed carries if it followed an event.
+PetscErrorCode AdjointSensitivity::undoInstant(Sweep &s, PetscInt n) {
+  const auto &events = engine_.log().records();
+  const size_t ncost = costs_.size();
+  PetscFunctionBeginUser;
+  PetscCall(report(s, AdjointSample::Arrived, n, nullptr));
+  PetscCall(addMeasurements(s, n));
+  PetscCall(report(s, AdjointSample::AfterMeasurements, n, nullptr));
+  for (bool lastAtInstant = true; s.e >= 0 && events[s.e].step == n; --s.e, lastAtInstant = false) {
+    PetscCall(jumps_.prepare(events[s.e], (size_t)s.e, s.J, false));
     for (size_t k = 0; k < ncost; ++k)
-      if (!costs_.cost(k).measurementTimes().empty())
-        PetscCall(costs_.measurementsAt(k, traj.time(n), u, d, &unusedValues[k], lambda_[k], muExtra[k], work));
-    PetscFunctionReturn(0);
-  };
-  // The optional monitor sees λ at every boundary, on both sides of every jump.
-  const std::vector<PetscReal> measured = costs_.measurementTimes();
-  auto report = [&](AdjointSample::Kind kind, PetscInt n, const EventRecord *ev) -> PetscErrorCode {
-    PetscFunctionBeginUser;
-    if (!monitor_) PetscFunctionReturn(0);
-    if (kind == AdjointSample::AfterMeasurements && std::find(measured.begin(), measured.end(), traj.time(n)) == measured.end())
-      PetscFunctionReturn(0);
-    PetscCall(monitor_(AdjointSample{kind, n, traj.time(n), ev, lambda_}));
-    PetscFunctionReturn(0);
-  };
+      PetscCall(jumps_.adjoint(events[s.e], s.J, k, lambda_[k], s.muExtra[k], lastAtInstant ? s.deferred[k] : 0.0));
+    PetscCall(report(s, AdjointSample::AfterTransition, n, &events[s.e]));
+  }
+  s.deferred.assign(ncost, 0.0);
+  const EventTangents *tangents = jumps_.tangents();
+  const EventTangent *tangent = tangents && s.e >= 0 && events[s.e].step == n - 1 ? tangents->at((size_t)s.e) : nullptr;
+  if (tangent)
+    for (size_t k = 0; k < ncost; ++k) PetscCall(jumps_.adjointCorrection(*tangent, k, lambda_[k], &s.deferred[k]));
+  PetscFunctionReturn(0);
+}
+
+// Reverse step n with PETSc's TSAdjointStep, in the mode it ran in, from its stored state.
+PetscErrorCode AdjointSensitivity::stepBack(PetscInt n) {
+  TS ts = engine_.ts();
+  Dynamics &dyn = engine_.dynamics();
+  const TrajectoryStore &traj = engine_.trajectory();
+  const PetscInt np = dyn.numParameters();
+  Vec Un;
+  PetscFunctionBeginUser;
+  dyn.mode = traj.mode(n);
+  PetscCall(traj.load(ts, n));
+  PetscCall(TSSetStepNumber(ts, n));
+  PetscCall(tsInvalidateRHSJacobian(ts));  // the cache is keyed on time, not on the mode
+  // -ts_adjoint_monitor and friends, as TSAdjointSolve calls them: before each step back.
+  PetscCall(TSGetSolution(ts, &Un));
+  PetscCall(TSAdjointMonitor(ts, n, traj.time(n), Un, (PetscInt)costs_.size(), lambda_.data(), np ? mu_.data() : nullptr));
+  PetscCall(TSAdjointStep(ts));
+  PetscFunctionReturn(0);
+}
+
+// The boundary at t0 (measurements there), with the last monitor call as TSAdjointSolve makes it.
+PetscErrorCode AdjointSensitivity::finishAtStart(Sweep &s) {
+  TS ts = engine_.ts();
+  Dynamics &dyn = engine_.dynamics();
+  const TrajectoryStore &traj = engine_.trajectory();
+  const PetscInt np = dyn.numParameters();
+  Vec U0;
+  PetscFunctionBeginUser;
+  PetscCheck(s.e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", s.e + 1);
+  dyn.mode = traj.mode(0);
+  PetscCall(report(s, AdjointSample::Arrived, 0, nullptr));
+  PetscCall(addMeasurements(s, 0));
+  PetscCall(report(s, AdjointSample::AfterMeasurements, 0, nullptr));
+  PetscCall(traj.load(ts, 0));  // the final λ(t0), as TSAdjointSolve's last monitor call
+  PetscCall(TSGetSolution(ts, &U0));
+  PetscCall(TSAdjointMonitor(ts, 0, traj.time(0), U0, (PetscInt)costs_.size(), lambda_.data(), np ? mu_.data() : nullptr));
+  PetscFunctionReturn(0);
+}
+
+// Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,
+// dJ/dp = μ + (ψ_p and jump terms) + (∂u0/∂p)_xᵀ w_x − g_pᵀ w_y (the model's transposed
+// product; g_pᵀ w_y by columnDots). Only the requested entries of w are gathered.
+PetscErrorCode AdjointSensitivity::initialStateTerms(Sweep &s, PetscReal t0, Vec u0, const std::vector<PetscInt> &u0Indices,
+                                                     AdjointResults &out) {
+  Dynamics &dyn = engine_.dynamics();
+  const size_t ncost = costs_.size();
+  const PetscInt np = dyn.numParameters();
+  PetscFunctionBeginUser;
+  if (dyn.isDAE()) {
+    PetscCall(dyn.setConsistencyPoint(t0, u0, dyn.mode));
+    if (np) PetscCall(dyn.rhsJacobianP(t0, u0, dyn.mode));
+  }
+  struct Vecs {
+    std::vector<Vec> v;
+    ~Vecs() {
+      for (Vec &x : v) VecDestroy(&x);
+    }
+  } w, wx;
+  w.v.assign(ncost, nullptr), wx.v.assign(ncost, nullptr);
+  out.gradientP.assign(ncost, std::vector<PetscScalar>(np, 0.0));
+  out.gradientU0.assign(ncost, std::vector<PetscScalar>(u0Indices.size(), 0.0));
+  for (size_t k = 0; k < ncost; ++k) {
+    PetscCall(VecDuplicate(s.finalState, &w.v[k]));
+    if (dyn.isDAE()) PetscCall(dyn.consistencySolve(lambda_[k], w.v[k], true));
+    else PetscCall(VecCopy(lambda_[k], w.v[k]));
+    if (!u0Indices.empty()) {
+      std::vector<PetscScalar> wall;
+      PetscCall(gatherToAll(w.v[k], wall));
+      for (size_t i = 0; i < u0Indices.size(); ++i) out.gradientU0[k][i] = wall[u0Indices[i]];
+    }
+    PetscCall(VecDuplicate(w.v[k], &wx.v[k]));
+    PetscCall(VecCopy(w.v[k], wx.v[k]));
+    PetscCall(dyn.zeroAlgebraic(wx.v[k]));
+  }
+  if (!np) PetscFunctionReturn(0);
+  std::vector<std::vector<PetscScalar>> d;
+  HS_USER_CALL(dyn.comm(), "initialStateJacobianPTranspose", dyn.model().initialStateJacobianPTranspose(dyn.context(), wx.v, d));
+  // A wrong size on one rank only must not leave the others in the reduction below.
+  PetscBool sizesOk = (PetscBool)(d.size() == ncost), allOk;
+  for (size_t k = 0; sizesOk && k < ncost; ++k) sizesOk = (PetscBool)(d[k].size() == (size_t)np);
+  PetscCallMPI(MPI_Allreduce(&sizesOk, &allOk, 1, MPIU_BOOL, MPI_LAND, dyn.comm()));
+  PetscCheck(allOk, dyn.comm(), PETSC_ERR_ARG_SIZ,
+             "initialStateJacobianPTranspose must return %zu products of %" PetscInt_FMT " entries (one per vector, one entry per parameter)", ncost, np);
+  for (size_t k = 0; k < ncost; ++k) {
+    std::vector<PetscScalar> muall, gy(np, 0.0);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d[k].data(), (int)np, MPIU_SCALAR, MPIU_SUM, dyn.comm()));
+    for (PetscInt j = 0; j < np; ++j)
+      PetscCheck(std::isfinite(d[k][j]), dyn.comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback initialStateJacobianPTranspose (parameter %" PetscInt_FMT ")", j);
+    PetscCall(gatherToAll(mu_[k], muall));
+    if (dyn.isDAE()) {
+      Vec wy;
+      PetscCall(VecDuplicate(w.v[k], &wy));
+      PetscCall(VecCopy(w.v[k], wy));
+      PetscCall(dyn.zeroDifferential(wy));
+      PetscCall(columnDots(dyn.parameterJacobian(), wy, np, gy));
+      PetscCall(VecDestroy(&wy));
+    }
+    for (PetscInt j = 0; j < np; ++j) out.gradientP[k][j] = muall[j] + s.muExtra[k][j] + d[k][j] - gy[j];
+  }
+  PetscFunctionReturn(0);
+}
+
+// Put u(T) back and leave the TS ready for another forward solve.
+PetscErrorCode AdjointSensitivity::restoreTs(const Sweep &s) {
+  TS ts = engine_.ts();
+  Vec sol;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts, &sol));
+  PetscCall(VecCopy(s.finalState, sol));
+  PetscCall(TSAdjointReset(ts));
+  PetscCall(tsDestroyQuadratureTS(ts));
+  quadts_ = nullptr;
+  PetscCall(tsDestroyTrajectoryObject(ts));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector<PetscInt> &u0Indices, AdjointResults &out) {
+  Dynamics &dyn = engine_.dynamics();
+  PetscFunctionBeginUser;
+  PetscCheck(costs_.size() > 0, dyn.comm(), PETSC_ERR_ARG_WRONGSTATE, "The adjoint needs at least one cost function (Solver::addCost)");
+  PetscCall(checkSensitivityConfiguration(engine_.ts(), dyn, true));
+  PetscCall(teardown());
+  Sweep s;
+  PetscCall(setUpSweep(s));
   const DiscreteState finalMode = dyn.mode;
   // PETSc's theta adjoint evaluates f_u, f_p, r_u and r_p at (t_n, u_n) twice (end of one
   // reversed step, start of the next): copy instead (Dynamics::reuseRepeatedJacobians,
@@ -155,106 +315,16 @@ PetscErrorCode AdjointSensitivity::solve(PetscReal t0, Vec u0, const std::vector
   } reuse(dyn, engine_.options().reuseAdjointJacobians);
   integrandDerivatives_.setReuse(engine_.options().reuseAdjointJacobians);
   const PetscInt reusedBefore = dyn.reusedJacobians() + integrandDerivatives_.hits();
-  for (PetscInt n = M; n >= 1; --n) {
-    if (n == M) dyn.mode = finalMode;
-    PetscCall(report(AdjointSample::Arrived, n, nullptr));
-    PetscCall(addMeasurements(n));
-    PetscCall(report(AdjointSample::AfterMeasurements, n, nullptr));
-    // Transitions at the end of step n, undone in reverse order of application; the last one
-    // gets what step n + 1 contributed to its event time (see EventTangents).
-    for (bool lastAtInstant = true; e >= 0 && events[e].step == n; --e, lastAtInstant = false) {
-      PetscCall(jumps_.prepare(events[e], (size_t)e, J, false));
-      for (size_t k = 0; k < ncost; ++k)
-        PetscCall(jumps_.adjoint(events[e], J, k, lambda_[k], muExtra[k], lastAtInstant ? deferred[k] : 0.0));
-      PetscCall(report(AdjointSample::AfterTransition, n, &events[e]));
-    }
-    // If the step about to be reversed followed an event, λ here is what its correction sees.
-    deferred.assign(ncost, 0.0);
-    const EventTangent *tangent = tangents && e >= 0 && events[e].step == n - 1 ? tangents->at((size_t)e) : nullptr;
-    if (tangent)
-      for (size_t k = 0; k < ncost; ++k) PetscCall(jumps_.adjointCorrection(*tangent, k, lambda_[k], &deferred[k]));
-    dyn.mode = traj.mode(n);
-    PetscCall(traj.load(ts, n));
-    PetscCall(TSSetStepNumber(ts, n));
-    PetscCall(tsInvalidateRHSJacobian(ts));  // the cache is keyed on time, not on the mode
-    // -ts_adjoint_monitor and friends, as TSAdjointSolve calls them: before each step back.
-    Vec Un;
-    PetscCall(TSGetSolution(ts, &Un));
-    PetscCall(TSAdjointMonitor(ts, n, traj.time(n), Un, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
-    PetscCall(TSAdjointStep(ts));
+  for (PetscInt n = s.M; n >= 1; --n) {
+    if (n == s.M) dyn.mode = finalMode;
+    PetscCall(undoInstant(s, n));
+    PetscCall(stepBack(n));
   }
   out.reusedJacobians = dyn.reusedJacobians() + integrandDerivatives_.hits() - reusedBefore;
-  PetscCall(jumps_.destroy(J));
-  PetscCheck(e < 0, dyn.comm(), PETSC_ERR_PLIB, "adjoint replay left %ld events unapplied", e + 1);
-  dyn.mode = traj.mode(0);
-  PetscCall(report(AdjointSample::Arrived, 0, nullptr));
-  PetscCall(addMeasurements(0));
-  PetscCall(report(AdjointSample::AfterMeasurements, 0, nullptr));
-  PetscCall(traj.load(ts, 0));  // the final λ(t0), as TSAdjointSolve's last monitor call
-  Vec U0;
-  PetscCall(TSGetSolution(ts, &U0));
-  PetscCall(TSAdjointMonitor(ts, 0, traj.time(0), U0, (PetscInt)ncost, lambda_.data(), np ? mu_.data() : nullptr));
-  PetscCall(VecDestroy(&work));
-
-  // Initial state u0(p) (consistent for a DAE): w = A0⁻ᵀλ(t0), dJ/du0_i = w_i,
-  // dJ/dp += (∂u0/∂p)_xᵀ w_x - g_pᵀ w_y (the model's transposed product; g_pᵀ w_y by columnDots).
-  if (dyn.isDAE()) {
-    PetscCall(dyn.setConsistencyPoint(t0, u0, dyn.mode));
-    if (np) PetscCall(dyn.rhsJacobianP(t0, u0, dyn.mode));
-  }
-  std::vector<Vec> w(ncost), wx(ncost);
-  out.gradientP.assign(ncost, std::vector<PetscScalar>(np, 0.0));
-  out.gradientU0.assign(ncost, std::vector<PetscScalar>(u0Indices.size(), 0.0));
-  for (size_t k = 0; k < ncost; ++k) {
-    std::vector<PetscScalar> wall;
-    PetscCall(VecDuplicate(X, &w[k]));
-    if (dyn.isDAE()) PetscCall(dyn.consistencySolve(lambda_[k], w[k], true));
-    else PetscCall(VecCopy(lambda_[k], w[k]));
-    PetscCall(gatherToAll(w[k], wall));
-    for (size_t i = 0; i < u0Indices.size(); ++i) out.gradientU0[k][i] = wall[u0Indices[i]];
-    PetscCall(VecDuplicate(w[k], &wx[k]));
-    PetscCall(VecCopy(w[k], wx[k]));
-    PetscCall(dyn.zeroAlgebraic(wx[k]));
-  }
-  if (np) {
-    std::vector<std::vector<PetscScalar>> d;
-    HS_USER_CALL(dyn.comm(), "initialStateJacobianPTranspose", dyn.model().initialStateJacobianPTranspose(dyn.context(), wx, d));
-    // A wrong size on one rank only must not leave the others in the reduction below.
-    PetscBool sizesOk = (PetscBool)(d.size() == ncost), allOk;
-    for (size_t k = 0; sizesOk && k < ncost; ++k) sizesOk = (PetscBool)(d[k].size() == (size_t)np);
-    PetscCallMPI(MPI_Allreduce(&sizesOk, &allOk, 1, MPIU_BOOL, MPI_LAND, dyn.comm()));
-    PetscCheck(allOk, dyn.comm(), PETSC_ERR_ARG_SIZ,
-               "initialStateJacobianPTranspose must return %zu products of %" PetscInt_FMT " entries (one per vector, one entry per parameter)", ncost, np);
-    for (size_t k = 0; k < ncost; ++k) {
-      std::vector<PetscScalar> muall, gy(np, 0.0);
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, d[k].data(), (int)np, MPIU_SCALAR, MPIU_SUM, dyn.comm()));
-      for (PetscInt j = 0; j < np; ++j)
-        PetscCheck(std::isfinite(d[k][j]), dyn.comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback initialStateJacobianPTranspose (parameter %" PetscInt_FMT ")", j);
-      PetscCall(gatherToAll(mu_[k], muall));
-      if (dyn.isDAE()) {
-        Vec wy;
-        PetscCall(VecDuplicate(w[k], &wy));
-        PetscCall(VecCopy(w[k], wy));
-        PetscCall(dyn.zeroDifferential(wy));
-        PetscCall(columnDots(dyn.parameterJacobian(), wy, np, gy));
-        PetscCall(VecDestroy(&wy));
-      }
-      for (PetscInt j = 0; j < np; ++j) out.gradientP[k][j] = muall[j] + muExtra[k][j] + d[k][j] - gy[j];
-    }
-  }
-  for (size_t k = 0; k < ncost; ++k) {
-    PetscCall(VecDestroy(&w[k]));
-    PetscCall(VecDestroy(&wx[k]));
-  }
-  Vec sol;
-  PetscCall(TSGetSolution(ts, &sol));
-  PetscCall(VecCopy(finalState, sol));
-  PetscCall(VecDestroy(&finalState));
-  // Leave the TS ready for another forward solve.
-  PetscCall(TSAdjointReset(ts));
-  PetscCall(tsDestroyQuadratureTS(ts));
-  quadts_ = nullptr;
-  PetscCall(tsDestroyTrajectoryObject(ts));
+  PetscCall(jumps_.destroy(s.J));
+  PetscCall(finishAtStart(s));
+  PetscCall(initialStateTerms(s, t0, u0, u0Indices, out));
+  PetscCall(restoreTs(s));
   PetscFunctionReturn(0);
 }
 

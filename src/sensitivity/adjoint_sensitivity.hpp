@@ -36,6 +36,16 @@ private:
   static PetscErrorCode QuadratureJacobianP(TS, PetscReal, Vec, Mat, void *);
   PetscErrorCode setUpQuadrature();
   PetscErrorCode teardown();
+  // The named steps of solve(), on the state of one sweep.
+  struct Sweep;
+  PetscErrorCode setUpSweep(Sweep &s);
+  PetscErrorCode undoInstant(Sweep &s, PetscInt n);
+  PetscErrorCode stepBack(PetscInt n);
+  PetscErrorCode finishAtStart(Sweep &s);
+  PetscErrorCode initialStateTerms(Sweep &s, PetscReal t0, Vec u0, const std::vector<PetscInt> &u0Indices, AdjointResults &out);
+  PetscErrorCode restoreTs(const Sweep &s);
+  PetscErrorCode addMeasurements(Sweep &s, PetscInt n);
+  PetscErrorCode report(const Sweep &s, AdjointSample::Kind kind, PetscInt n, const EventRecord *ev);
 
   Engine &engine_;
   CostEvaluator &costs_;
