@@ -89,7 +89,7 @@
 // rank that owns its first written row (its first read if it writes nothing; rank 0 if it has
 // neither). add() may be called for every instance on every rank (the others drop it) or only
 // where evaluatesHere(coupling). Reads of entries owned elsewhere come through one VecScatter
-// of exactly the needed entries (hybridsens/ad_local_space.hpp); contributions to rows owned
+// of exactly the needed entries (hybridsens/detail/ad_local_space.hpp); contributions to rows owned
 // elsewhere go back by the reverse scatter (ADD) or PETSc's matrix stash. Results equal the
 // serial ones up to the summation order of rows with contributions from several ranks.
 //
