@@ -405,7 +405,8 @@ public:
     PetscFunctionReturn(0);
   }
   // outP = T_pp δp of time event k (zeros without an eventTime template).
-  PetscErrorCode timeEventHessianProduct(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp, PetscScalar *outP) const final {
+  PetscErrorCode timeEventHessianProduct(PetscInt k, const std::vector<PetscReal> &p, const PetscScalar *dp,
+                                         PetscScalar *outP) const final {
     const int np = (int)p.size();
     PetscFunctionBeginUser;
     for (int i = 0; i < np; ++i) outP[i] = 0;
@@ -489,12 +490,15 @@ public:
   // ADCost calls would be ignored (the part silently missing from the cost and its gradient).
   ADCost() {
     static_assert(ad::detail::HasTerminal<Derived>::value || ad::detail::KeepsTerminal<Derived, decltype(&ADCost::terminal)>::value,
-                  "ADCost: the cost declares a member named 'terminal' that ADCost cannot call; the template must read " HYBRIDSENS_AD_TERMINAL_SIGNATURE);
+                  "ADCost: the cost declares a member named 'terminal' that ADCost cannot call; the template must "
+                  "read " HYBRIDSENS_AD_TERMINAL_SIGNATURE);
     static_assert(ad::detail::HasIntegrand<Derived>::value || ad::detail::KeepsIntegrand<Derived, decltype(&ADCost::integrand)>::value,
-                  "ADCost: the cost declares a member named 'integrand' that ADCost cannot call; the template must read " HYBRIDSENS_AD_INTEGRAND_SIGNATURE);
+                  "ADCost: the cost declares a member named 'integrand' that ADCost cannot call; the template must "
+                  "read " HYBRIDSENS_AD_INTEGRAND_SIGNATURE);
     static_assert(ad::detail::HasMeasurement<Derived>::value ||
                       ad::detail::KeepsMeasurement<Derived, decltype(&ADCost::measurement)>::value,
-                  "ADCost: the cost declares a member named 'measurement' that ADCost cannot call; the template must read " HYBRIDSENS_AD_MEASUREMENT_SIGNATURE);
+                  "ADCost: the cost declares a member named 'measurement' that ADCost cannot call; the template must "
+                  "read " HYBRIDSENS_AD_MEASUREMENT_SIGNATURE);
   }
 
   // A written template is used unless Derived says otherwise (a hand-coded cost must override

@@ -155,7 +155,8 @@ public:
   // Adds one instance of kernel type K (kept on the rank that evaluates it).
   template <class K> void add(const K &kernel, const Coupling &c) {
     std::vector<PetscInt> readPos, writePos;
-    if (accept(ad::local::KernelShape::of<K>(), c, readPos, writePos)) group<K>().add(kernel, c.reads, readPos, c.writes, writePos, c.params, c.guards);
+    if (accept(ad::local::KernelShape::of<K>(), c, readPos, writePos))
+      group<K>().add(kernel, c.reads, readPos, c.writes, writePos, c.params, c.guards);
   }
 
   // A time event at T(p), ∂T/∂p (and T_pp δp) derived: T is a callable (const TimeScalar *p)
