@@ -63,7 +63,8 @@ LAYERS = [
     ("ad",
      "optional header-only front end (Trilinos Sacado) that writes a model's derivative "
      "callbacks; the library must build without it, so no layer below includes it",
-     ["include/hybridsens/ad.hpp", "include/hybridsens/ad_local*.hpp"]),
+     ["include/hybridsens/ad.hpp", "include/hybridsens/ad_local*.hpp", "include/hybridsens/detail/ad_*.hpp",
+      "src/ad/*"]),
     ("power",
      "the power-grid component hybridsens::power (PSS/E and MATPOWER case readers, AC mismatch): "
      "its own library, which nothing below includes",

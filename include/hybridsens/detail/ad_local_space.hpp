@@ -1,6 +1,6 @@
-// hybridsens/ad_local_space.hpp — the communication part of the local-kernel AD path
-// (hybridsens/ad_local.hpp): which global state entries the kernels evaluated on this rank
-// touch, and the one VecScatter that moves them.
+// hybridsens/detail/ad_local_space.hpp — implementation detail of hybridsens/ad_local.hpp:
+// which global state entries the kernels evaluated on this rank touch, and the one VecScatter
+// that moves them (independent of the kernels: compiled in src/ad/local_space.cpp).
 //
 // Every global index a local kernel reads or writes gets a position in [0, m) of small
 // sequential work vectors. One scatter serves everything:
@@ -28,10 +28,7 @@ public:
   IndexSpace() = default;
   IndexSpace(const IndexSpace &) = delete;
   IndexSpace &operator=(const IndexSpace &) = delete;
-  ~IndexSpace() {
-    VecScatterDestroy(&scatter_);
-    for (auto &w : work_) VecDestroy(&w);
-  }
+  ~IndexSpace();
 
   // Contiguous ownership: rank r owns [ranges[r], ranges[r+1]).
   void setRanges(std::vector<PetscInt> ranges, PetscMPIInt rank) {
@@ -47,44 +44,19 @@ public:
   bool owns(PetscInt g) const { return g >= begin() && g < end(); }
 
   // Position of global index g in the work vectors (new positions before setUp only).
-  PetscInt add(PetscInt g) {
-    auto it = pos_.find(g);
-    if (it != pos_.end()) return it->second;
-    const PetscInt p = (PetscInt)globals_.size();
-    pos_.emplace(g, p);
-    globals_.push_back(g);
-    return p;
-  }
+  PetscInt add(PetscInt g);
   PetscInt size() const { return (PetscInt)globals_.size(); }
   const std::vector<PetscInt> &globals() const { return globals_; }
   bool isSetUp() const { return scatter_ != nullptr; }
 
   // Creates the scatter against vectors laid out like templ (collective).
-  PetscErrorCode setUp(Vec templ) {
-    IS is;
-    PetscFunctionBeginUser;
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, size(), globals_.data(), PETSC_USE_POINTER, &is));
-    for (auto &w : work_) PetscCall(VecCreateSeq(PETSC_COMM_SELF, size(), &w));
-    PetscCall(VecScatterCreate(templ, is, work_[0], nullptr, &scatter_));
-    PetscCall(ISDestroy(&is));
-    PetscFunctionReturn(0);
-  }
+  PetscErrorCode setUp(Vec templ);
 
   Vec work(int k) const { return work_[k]; }
   // work ← v at the local positions (owned and ghost entries).
-  PetscErrorCode gather(Vec v, Vec work) const {
-    PetscFunctionBeginUser;
-    PetscCall(VecScatterBegin(scatter_, v, work, INSERT_VALUES, SCATTER_FORWARD));
-    PetscCall(VecScatterEnd(scatter_, v, work, INSERT_VALUES, SCATTER_FORWARD));
-    PetscFunctionReturn(0);
-  }
+  PetscErrorCode gather(Vec v, Vec work) const;
   // v += work summed over all ranks (v keeps what it had).
-  PetscErrorCode scatterAdd(Vec work, Vec v) const {
-    PetscFunctionBeginUser;
-    PetscCall(VecScatterBegin(scatter_, work, v, ADD_VALUES, SCATTER_REVERSE));
-    PetscCall(VecScatterEnd(scatter_, work, v, ADD_VALUES, SCATTER_REVERSE));
-    PetscFunctionReturn(0);
-  }
+  PetscErrorCode scatterAdd(Vec work, Vec v) const;
 
 private:
   std::vector<PetscInt> ranges_;
