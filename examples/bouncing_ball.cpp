@@ -263,10 +263,11 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bouncing_ball: q0 = %g, e = %g, %zu impacts\n", (double)p[0], (double)p[1],
-                          solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar q, vminus, vplus;
       PetscCall(vecEntry(r.uminus, 0, &q));
       PetscCall(vecEntry(r.uminus, 1, &vminus));
@@ -276,9 +277,9 @@ int main(int argc, char **argv) {
                             (double)q, (double)vminus, (double)vplus));
     }
     PetscScalar q, v;
-    PetscCall(vecEntry(solver.finalState(), 0, &q));
-    PetscCall(vecEntry(solver.finalState(), 1, &v));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)solver.finalTime(),
+    PetscCall(vecEntry(result.finalState(), 0, &q));
+    PetscCall(vecEntry(result.finalState(), 1, &v));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)result.finalTime,
                           (double)q, (double)v));
     PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());

@@ -181,18 +181,19 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "galan_scalar: p = %g, %zu events\n", (double)p[0], solver.events().size()));
-    for (const auto &e : solver.events().records()) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "galan_scalar: p = %g, %zu events\n", (double)p[0], result.events().size()));
+    for (const auto &e : result.events().records()) {
       PetscScalar x;
       PetscCall(vecEntry(e.uminus, 0, &x));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.17g  %-12s mode %s -> %s  x = %.17g\n", (double)e.time, e.name.c_str(),
                             describe(e.before).c_str(), describe(e.after).c_str(), (double)x));
     }
     PetscScalar xT;
-    PetscCall(vecEntry(solver.finalState(), 0, &xT));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: x = %.17g, mode %s\n", (double)solver.finalTime(),
-                          (double)xT, describe(solver.finalDiscreteState()).c_str()));
+    PetscCall(vecEntry(result.finalState(), 0, &xT));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: x = %.17g, mode %s\n", (double)result.finalTime,
+                          (double)xT, describe(result.finalDiscreteState).c_str()));
     PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());

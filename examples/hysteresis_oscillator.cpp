@@ -330,7 +330,7 @@ struct TrajectoryWriter {
       const PetscInt U = m.U, Z = m.Z, US = m.USTAR, ZS = m.ZSTAR;
       const auto &p = self->solver->parameters();
       // The mode after the transitions at t is the solver's current one during the run.
-      const PetscInt xi = self->solver->finalDiscreteState()[0];
+      const PetscInt xi = self->solver->result().finalDiscreteState[0];
       const auto s = StressLaw(p)(x[U], x[US], x[ZS], xi);
       PetscCall(PetscFPrintf(PETSC_COMM_SELF, self->file, "%.17g,%d,%.17g,%.17g,%.17g,%.17g,%.17g", (double)t, (int)xi, (double)x[U],
                              (double)x[m.V], (double)x[US], (double)x[ZS], (double)(m.dae() ? x[Z] : s.s)));
@@ -426,6 +426,7 @@ int main(int argc, char **argv) {
     }
 
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
     // Output of this solve only (-hs_check_gradient solves again).
     PetscCall(TSMonitorCancel(ts));
     solver.setAdjointMonitor(nullptr);
@@ -433,9 +434,9 @@ int main(int argc, char **argv) {
     PetscCall(adjOut.commit());
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hysteresis_oscillator (%s): k_a = %g, k_b = %g, alpha = %g, beta = %g, T = %g, %zu reversals\n",
-                          dae ? "DAE" : "ODE", (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(),
-                          solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          dae ? "DAE" : "ODE", (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)result.finalTime,
+                          result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar vminus, us, zs;
       PetscCall(vecEntry(r.uminus, 1, &vminus));
       PetscCall(vecEntry(r.uplus, model.USTAR, &us));

@@ -357,12 +357,13 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxSteps(ts, 100000000));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscInt impacts = 0;
-    for (const auto &r : solver.events().records()) impacts += r.id.index == ImpactOscillator::IMPACT;
+    for (const auto &r : result.events().records()) impacts += r.id.index == ImpactOscillator::IMPACT;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "impact_oscillator: delta = %g, e = %g, k = %g, x0 = %g, T = %g: %" PetscInt_FMT " impacts, %zu events\n",
-                          (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(), impacts, solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)result.finalTime, impacts, result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar vminus, vplus;
       PetscCall(vecEntry(r.uminus, ImpactOscillator::V, &vminus));
       PetscCall(vecEntry(r.uplus, ImpactOscillator::V, &vplus));

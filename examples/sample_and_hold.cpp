@@ -272,10 +272,11 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxSteps(ts, 10000000));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sample_and_hold: a = %g, k = %g, delta = %g, x0 = %g, T = %g, %zu samples\n", (double)p[0],
-                          (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(), solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          (double)p[1], (double)p[2], (double)p[3], (double)result.finalTime, result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar xm, xdot;
       PetscCall(vecEntry(r.uminus, SampleAndHold::X, &xm));
       PetscCall(vecEntry(r.udotminus, SampleAndHold::X, &xdot));

@@ -186,14 +186,15 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxTime(ts, 0.125));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "switched_linear: p = (%g, %g), %zu events\n", (double)p[0], (double)p[1],
-                          solver.events().size()));
-    for (const auto &e : solver.events().records())
+                          result.events().size()));
+    for (const auto &e : result.events().records())
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %-14s mode %s -> %s\n", (double)e.time, e.name.c_str(),
                             describe(e.before).c_str(), describe(e.after).c_str()));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g:\n", (double)solver.finalTime()));
-    PetscCall(VecView(solver.finalState(), PETSC_VIEWER_STDOUT_WORLD));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g:\n", (double)result.finalTime));
+    PetscCall(VecView(result.finalState(), PETSC_VIEWER_STDOUT_WORLD));
     PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());

@@ -176,7 +176,7 @@ TEST(SolverOptions, ReadUnderTheTsPrefix) {
   }
   EXPECT_TRUE(solver.adjoint());
   ASSERT_EQ(solver.solve(), 0);
-  EXPECT_NEAR(solver.adjointGradientP()[0][0], -std::exp(-0.7), 1e-8);  // d/dp e^{−p}
+  EXPECT_NEAR(solver.result().gradient[0].adjointP[0], -std::exp(-0.7), 1e-8);  // d/dp e^{−p}
   ScopedOptions o("-a_hs_adjiont");
   ErrorCapture cap;
   EXPECT_NE(solver.setFromOptions(), 0);

@@ -98,7 +98,7 @@ Outcome run(PetscReal T, bool adjoint, const std::string &options = "") {
   o.ierr = s.solve();
   o.heapGrowth = atLastStep - (double)before;
   o.error = capture.message();
-  if (!o.ierr) o.steps = s.stats().steps, o.gradient = s.adjointGradientP();
+  if (!o.ierr) o.steps = s.result().stats.steps, o.gradient = s.result().gradientTable(&CostGradient::adjointP);
   return o;
 }
 

@@ -8,6 +8,7 @@
 #include "hybridsens/model.hpp"
 #include "hybridsens/options.hpp"
 #include "hybridsens/objective.hpp"
+#include "hybridsens/result.hpp"
 #include "hybridsens/second_order.hpp"
 #include "hybridsens/solver.hpp"
 #include "hybridsens/tao.hpp"
