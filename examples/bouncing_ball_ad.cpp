@@ -96,16 +96,16 @@ int main(int argc, char **argv) {
                           result.events().size()));
     for (const auto &r : result.events().records()) {
       PetscScalar q, vminus, vplus;
-      PetscCall(vecEntry(r.uminus, 0, &q));
-      PetscCall(vecEntry(r.uminus, 1, &vminus));
-      PetscCall(vecEntry(r.uplus, 1, &vplus));
+      PetscCall(globalEntry(r.uminus, 0, &q));
+      PetscCall(globalEntry(r.uminus, 1, &vminus));
+      PetscCall(globalEntry(r.uplus, 1, &vplus));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.17g  %s mode %s -> %s  q- = %.17g  v- = %.17g  v+ = %.17g\n",
                             (double)r.time, r.name.c_str(), describe(r.before).c_str(), describe(r.after).c_str(),
                             (double)q, (double)vminus, (double)vplus));
     }
     PetscScalar q, v;
-    PetscCall(vecEntry(result.finalState(), 0, &q));
-    PetscCall(vecEntry(result.finalState(), 1, &v));
+    PetscCall(globalEntry(result.finalState(), 0, &q));
+    PetscCall(globalEntry(result.finalState(), 1, &v));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)result.finalTime,
                           (double)q, (double)v));
     PetscCall(solver.viewGradients());

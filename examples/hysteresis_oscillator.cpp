@@ -278,32 +278,15 @@ public:
   PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
     PetscScalar x = 0;
     PetscFunctionBeginUser;
-    PetscCall(displacement(u, &x));
+    PetscCall(readOwned(u, 0, &x));
     *value = x * x;
     PetscFunctionReturn(0);
   }
   PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &, Vec r_u, PetscScalar *) const override {
     PetscScalar x = 0;
-    PetscInt lo;
     PetscFunctionBeginUser;
-    PetscCall(displacement(u, &x));
-    PetscCall(VecGetOwnershipRange(u, &lo, nullptr));
-    if (lo == 0 && x != 0) PetscCall(VecSetValue(r_u, 0, 2 * x, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(r_u));
-    PetscCall(VecAssemblyEnd(r_u));
-    PetscFunctionReturn(0);
-  }
-
-private:
-  // u (global entry 0) on the rank owning it; untouched (zero) elsewhere.
-  static PetscErrorCode displacement(Vec u, PetscScalar *x) {
-    PetscInt lo, hi;
-    const PetscScalar *a;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    PetscCall(VecGetArrayRead(u, &a));
-    if (lo == 0 && hi > 0) *x = a[0];
-    PetscCall(VecRestoreArrayRead(u, &a));
+    PetscCall(readOwned(u, 0, &x));
+    PetscCall(writeOwned(r_u, 0, 2 * x));
     PetscFunctionReturn(0);
   }
 };
@@ -416,7 +399,7 @@ int main(int argc, char **argv) {
       solver.setAdjointMonitor([adjFile, shown](const AdjointSample &s) -> PetscErrorCode {
         PetscScalar l[4];
         PetscFunctionBeginUser;
-        for (PetscInt i = 0; i < 4; ++i) PetscCall(vecEntry(s.lambda[0], shown[i], &l[i]));
+        for (PetscInt i = 0; i < 4; ++i) PetscCall(globalEntry(s.lambda[0], shown[i], &l[i]));
         const char *kind = s.kind == AdjointSample::AfterTransition ? "after_reversal" : "step";
         if (adjFile)
           PetscCall(PetscFPrintf(PETSC_COMM_SELF, adjFile, "%.17g,%s,%.17g,%.17g,%.17g,%.17g\n", (double)s.time, kind, (double)l[0],
@@ -438,9 +421,9 @@ int main(int argc, char **argv) {
                           result.events().size()));
     for (const auto &r : result.events().records()) {
       PetscScalar vminus, us, zs;
-      PetscCall(vecEntry(r.uminus, 1, &vminus));
-      PetscCall(vecEntry(r.uplus, model.USTAR, &us));
-      PetscCall(vecEntry(r.uplus, model.ZSTAR, &zs));
+      PetscCall(globalEntry(r.uminus, 1, &vminus));
+      PetscCall(globalEntry(r.uplus, model.USTAR, &us));
+      PetscCall(globalEntry(r.uplus, model.ZSTAR, &zs));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  reversal t = %.17g  xi %s -> %s  u* = %.17g  z* = %.17g  v- = %.3g\n", (double)r.time,
                             describe(r.before).c_str(), describe(r.after).c_str(), (double)us, (double)zs, (double)vminus));
     }

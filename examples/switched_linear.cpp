@@ -137,24 +137,9 @@ public:
   explicit ComponentAtFinalTime(PetscInt i) : i_(i) {}
   std::string name() const override { return "x" + std::to_string(i_) + "(T)"; }
   bool hasTerminal() const override { return true; }
-  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
-    PetscInt lo, hi;
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    PetscCall(VecGetArrayRead(u, &x));
-    if (i_ >= lo && i_ < hi) *value = x[i_ - lo];
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
-  }
-  PetscErrorCode terminalGradient(PetscReal, Vec u, const ModeContext &, Vec psi_u, PetscScalar *) const override {
-    PetscInt lo, hi;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    if (i_ >= lo && i_ < hi) PetscCall(VecSetValue(psi_u, i_, 1.0, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(psi_u));
-    PetscCall(VecAssemblyEnd(psi_u));
-    PetscFunctionReturn(0);
+  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override { return readOwned(u, i_, value); }
+  PetscErrorCode terminalGradient(PetscReal, Vec, const ModeContext &, Vec psi_u, PetscScalar *) const override {
+    return writeOwned(psi_u, i_, 1.0);
   }
 
 private:

@@ -371,7 +371,7 @@ int main(int argc, char **argv) {
         const PetscInt a = r.before[limiterFlag(l)], b = r.after[limiterFlag(l)];
         if (a == b) continue;
         PetscScalar x;
-        PetscCall(vecEntry(r.uplus, grid.limitedState(l), &x));
+        PetscCall(globalEntry(r.uplus, grid.limitedState(l), &x));
         const std::string n = grid.limiterName(l), kind = l < L.numGens() ? "VR" : "Pv";
         const std::string what = (b != 0 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s %s (%s)  %s = %.10g\n", (double)r.time, n.c_str(), what.c_str(), r.name.c_str(),
@@ -381,9 +381,9 @@ int main(int argc, char **argv) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states%s:\n", L.areas > 1 ? " (area 1)" : ""));
     for (PetscInt g = 0; g < areaGens; ++g) {
       PetscScalar delta, w, VR;
-      PetscCall(vecEntry(result.finalState(), L.gs(g, 2), &delta));
-      PetscCall(vecEntry(result.finalState(), L.gs(g, 3), &w));
-      PetscCall(vecEntry(result.finalState(), L.gs(g, 8), &VR));
+      PetscCall(globalEntry(result.finalState(), L.gs(g, 2), &delta));
+      PetscCall(globalEntry(result.finalState(), L.gs(g, 3), &w));
+      PetscCall(globalEntry(result.finalState(), L.gs(g, 8), &VR));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen %" PetscInt_FMT ": delta = %.10f  f = %.10f Hz  VR = %.10f\n", g + 1, (double)delta,
                             (double)(w / (2 * PETSC_PI)), (double)VR));
     }

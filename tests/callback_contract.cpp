@@ -202,7 +202,7 @@ int main(int argc, char **argv) {
     const std::vector<const char *> names = {"a", "e", "x0"};
     const std::vector<double> expected = {forgets.fWithoutP ? 0.0 : 1.5, 1.0, 1.1};
     PetscScalar xT;
-    PetscCall(vecEntry(result.finalState(), 0, &xT));
+    PetscCall(globalEntry(result.finalState(), 0, &xT));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "callback_contract %s: x(T) = %.17g (exact 0.8), %zu events\n", name, (double)xT,
                           result.events().size()));
     for (size_t k = 0; k < names.size(); ++k) {

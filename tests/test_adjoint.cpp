@@ -8,14 +8,14 @@
 using namespace hybridsens;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // ẋ = -k x, x(0) = 1, parameters (k, p); a time event at 0.5 adds p to x (R_p = 1).
-class KickedDecay : public SmallModel {
+class KickedDecay : public TestModel {
 public:
-  KickedDecay() : SmallModel(1) {
+  KickedDecay() : TestModel(1) {
     x0 = {1};
     params = {1.0, 0.3};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &c) { y[0] = -c.p[0] * x[0]; };

@@ -13,15 +13,15 @@ using namespace hybridsens;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
 
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // x1 = sin t (x1' = x2, x2' = -x1) with one guard on x1 in a chosen direction; every firing
 // bumps d[0] and leaves the guard active.
-class Oscillator : public SmallModel {
+class Oscillator : public TestModel {
 public:
-  explicit Oscillator(Direction dir, PetscReal level = 0) : SmallModel(2), dir_(dir), level_(level) {
+  explicit Oscillator(Direction dir, PetscReal level = 0) : TestModel(2), dir_(dir), level_(level) {
     x0 = {0, 1};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = x[1], y[1] = -x[0]; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[1] = 1, a[2] = -1; };
@@ -103,9 +103,9 @@ TEST(Engine, GuardIsZeroAtTheEventToTolerance) {
 }
 
 // x' = 1; time events 0 and 1 both at 0.3 (event 1 doubles x), event 2 at 0.7.
-class Clock : public SmallModel {
+class Clock : public TestModel {
 public:
-  Clock() : SmallModel(1) {
+  Clock() : TestModel(1) {
     x0 = {0};
     f = [](PetscReal, const PetscScalar *, PetscScalar *y, const ModeContext &) { y[0] = 1; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *, const ModeContext &) {};
@@ -162,9 +162,9 @@ TEST(Engine, TimeEventsLandExactlyAndSimultaneousOnesApplyInOrder) {
 
 // Projectile x1' = x2, x2' = -1 from (0, 1): apex x1 = 0.5 at t = 1. A guard at the apex
 // level minus delta crosses with a vanishing rate when delta → 0: grazing.
-class Projectile : public SmallModel {
+class Projectile : public TestModel {
 public:
-  explicit Projectile(PetscReal delta) : SmallModel(2), delta_(delta) {
+  explicit Projectile(PetscReal delta) : TestModel(2), delta_(delta) {
     x0 = {0, 1};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = x[1], y[1] = -1; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[1] = 1; };
@@ -205,9 +205,9 @@ TEST(EngineErrors, GrazingIsAnError) {
 }
 
 // Ball dropped from 1 (g = 1) with restitution 0.5: impacts accumulate (Zeno).
-class Ball : public SmallModel {
+class Ball : public TestModel {
 public:
-  Ball() : SmallModel(2) {
+  Ball() : TestModel(2) {
     x0 = {1, 0};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = x[1], y[1] = -1; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[1] = 1; };
@@ -295,9 +295,9 @@ TEST(EngineErrors, CxxExceptionInCallbackBecomesPetscError) {
 }
 
 // DAE x' = -x, 0 = y² - x in mode 0; a time event at 0.5 switches to 0 = y² + 1 (no solution).
-class ImpossibleDAE : public SmallModel {
+class ImpossibleDAE : public TestModel {
 public:
-  ImpossibleDAE() : SmallModel(2) {
+  ImpossibleDAE() : TestModel(2) {
     x0 = {1, 1};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &c) {
       y[0] = -x[0];

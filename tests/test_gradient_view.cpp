@@ -1,4 +1,4 @@
-// Solver::viewGradients and vecEntry, on the distributed ring of oscillators (tests/ring_models.hpp):
+// Solver::viewGradients and globalEntry, on the distributed ring of oscillators (tests/ring_models.hpp):
 //   * the printed tables carry every parameter name and chosen initial-state column, one row per
 //     cost, and the numbers read back equal forwardGradientP/U0 and adjointGradientP/U0 to the
 //     printed 10 significant digits; the printed adjoint-vs-forward difference is
@@ -6,7 +6,7 @@
 //   * initialStateColumns = false drops the u0 columns; without the adjoint only the forward
 //     table is printed and adjointForwardDifference() is −1;
 //   * a parameterNames() of the wrong length and a non-ASCII viewer are refused;
-//   * vecEntry returns the same entry on every rank, equal to the gathered vector.
+//   * globalEntry returns the same entry on every rank, equal to the gathered vector.
 // Registered at 1 and 3 ranks.
 #include "ad_support.hpp"
 #include "ring_models.hpp"
@@ -207,12 +207,12 @@ TEST_F(GradientViewTest, VecEntryIsTheGatheredEntryOnEveryRank) {
   const std::vector<double> all = gatherAll(s.result().finalState());
   for (PetscInt i = 0; i < (PetscInt)all.size(); ++i) {
     PetscScalar x = -1;
-    ASSERT_EQ(vecEntry(s.result().finalState(), i, &x), 0);
+    ASSERT_EQ(globalEntry(s.result().finalState(), i, &x), 0);
     EXPECT_EQ((double)x, all[i]) << "entry " << i;
   }
   ErrorCapture capture;
   PetscScalar x;
-  EXPECT_NE(vecEntry(s.result().finalState(), (PetscInt)all.size(), &x), 0);
+  EXPECT_NE(globalEntry(s.result().finalState(), (PetscInt)all.size(), &x), 0);
   EXPECT_NE(capture.message().find("outside"), std::string::npos) << capture.message();
 }
 

@@ -12,14 +12,14 @@
 using namespace hybridsens;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // ẋ = −p x, x(0) = 1: J = x(T) = e^{−pT}.
-class Decay : public SmallModel {
+class Decay : public TestModel {
 public:
-  Decay() : SmallModel(1) {
+  Decay() : TestModel(1) {
     x0 = {1};
     params = {0.7};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &c) { y[0] = -c.p[0] * x[0]; };

@@ -13,15 +13,15 @@ using namespace hybridsens;
 using hstest::configureFixedStep;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // q̇ = v, v̇ = −g from (q0, v0); impact guard γ = q (falling), reset v⁺ = −e v⁻.
-class Ball : public SmallModel {
+class Ball : public TestModel {
 public:
   static constexpr PetscReal g = 9.81;
-  Ball(PetscReal q0, PetscReal v0, PetscReal e, Direction dir = Direction::Falling) : SmallModel(2), e_(e), dir_(dir) {
+  Ball(PetscReal q0, PetscReal v0, PetscReal e, Direction dir = Direction::Falling) : TestModel(2), e_(e), dir_(dir) {
     x0 = {q0, v0};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = x[1], y[1] = -g; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[1] = 1; };
@@ -270,7 +270,7 @@ TEST(RunConfiguration, GuardLeavingItsSurfaceIsLegal) {
 // x' = −x + sin t declared time-independent: refused in a plain run too (a model without events
 // at its initial state), naming explicitTime() and rhsTimeDerivative().
 TEST(RunConfiguration, HiddenTimeDependenceIsRefusedInPlainRuns) {
-  SmallModel model(1);
+  TestModel model(1);
   model.x0 = {1};
   model.f = [](PetscReal t, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = -x[0] + std::sin(t); };
   model.dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[0] = -1; };

@@ -10,6 +10,7 @@
 #include "hybridsens/objective.hpp"
 #include "hybridsens/result.hpp"
 #include "hybridsens/second_order.hpp"
+#include "hybridsens/small_model.hpp"
 #include "hybridsens/solver.hpp"
 #include "hybridsens/tao.hpp"
 #include "hybridsens/vec_entry.hpp"

@@ -122,10 +122,8 @@ PetscErrorCode checkGradient(Solver &solver, const GradientCheckOptions &opt, Gr
   PetscCall(solver.solve());
   const std::vector<PetscScalar> J0 = solver.result().objective;
   PetscCheck(!J0.empty(), comm, PETSC_ERR_ARG_WRONGSTATE, "gradient check: no cost function (Solver::addCost)");
-  for (const CostGradient &g : solver.result().gradient) {
-    rep.adjoint.push_back(g.adjointP);
-    rep.forward.push_back(g.forwardP);
-  }
+  rep.adjoint = solver.result().gradientTable(&CostGradient::adjointP);
+  rep.forward = solver.result().gradientTable(&CostGradient::forwardP);
   const size_t ncost = J0.size();
   std::vector<int> side;
   PetscCall(kinkSides(solver, side));
