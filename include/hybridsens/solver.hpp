@@ -138,7 +138,7 @@ public:
   // Forward solve from u0(p) at the TS's current time to its max time, then whatever sweeps
   // were asked for (forward sensitivities, adjoint, Hessian); fills result().
   PetscErrorCode solve();
-  // What the last successful solve() computed (empty before the first). A copy stays valid
+  // What the last solve() computed (empty before the first and after a failed one). A copy stays valid
   // after later solves; this reference shows the latest one.
   const SolveResult &result() const { return result_; }
 
