@@ -313,7 +313,7 @@ struct TrajectoryWriter {
       const PetscInt U = m.U, Z = m.Z, US = m.USTAR, ZS = m.ZSTAR;
       const auto &p = self->solver->parameters();
       // The mode after the transitions at t is the solver's current one during the run.
-      const PetscInt xi = self->solver->result().finalDiscreteState[0];
+      const PetscInt xi = self->solver->currentDiscreteState()[0];
       const auto s = StressLaw(p)(x[U], x[US], x[ZS], xi);
       PetscCall(PetscFPrintf(PETSC_COMM_SELF, self->file, "%.17g,%d,%.17g,%.17g,%.17g,%.17g,%.17g", (double)t, (int)xi, (double)x[U],
                              (double)x[m.V], (double)x[US], (double)x[ZS], (double)(m.dae() ? x[Z] : s.s)));

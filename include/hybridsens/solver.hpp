@@ -84,6 +84,9 @@ public:
   // Reads -hs_* options and calls TSSetFromOptions.
   PetscErrorCode setFromOptions();
   const HybridModel &model() const { return model_; }
+  // The discrete state the dynamics are in now: during a solve (in a TS monitor) the current
+  // phase's, after it the final one (also SolveResult::finalDiscreteState).
+  const DiscreteState &currentDiscreteState() const;
   EngineOptions &options() { return opt_.engine; }
   // Everything setFromOptions read (and the defaults of what it did not).
   const SolverOptions &solverOptions() const { return opt_; }

@@ -326,6 +326,11 @@ PetscErrorCode Solver::checkGradientFromOptions() {
   PetscFunctionReturn(0);
 }
 
+const DiscreteState &Solver::currentDiscreteState() const {
+  static const DiscreteState none;  // before the model is attached
+  return dyn_ ? dyn_->mode : none;
+}
+
 // The run's objects for the result: the final state is copied (the TS integrates the next
 // solve in the same vector); the sensitivity matrices, output snapshots and the event log are
 // shared (the next solve creates new ones).
