@@ -89,16 +89,16 @@ PetscErrorCode round(Bench &b, bool timed) {
     double s = 0;
     PetscCall(k.plain.solve(&s));
     if (timed) k.plain.best = std::min(k.plain.best, s);
-    k.stats = k.plain.solver->stats();
-    k.events = k.plain.solver->events().size();
+    k.stats = k.plain.solver->result().stats;
+    k.events = k.plain.solver->result().events().size();
     if (k.withForward) {
       PetscCall(k.fwd.solve(&s));
       if (timed) k.fwd.best = std::min(k.fwd.best, s);
-      k.gradF = k.fwd.solver->forwardGradientP();
+      k.gradF = k.fwd.solver->result().gradientTable(&CostGradient::forwardP);
     }
     PetscCall(k.adj.solve(&s));
     if (timed) k.adj.best = std::min(k.adj.best, s);
-    k.gradA = k.adj.solver->adjointGradientP();
+    k.gradA = k.adj.solver->result().gradientTable(&CostGradient::adjointP);
   }
   PetscFunctionReturn(0);
 }

@@ -89,11 +89,11 @@ PetscErrorCode round(Bench &b, bool timed) {
     double s = 0;
     PetscCall(k.plain.solve(&s));
     if (timed) k.plain.best = std::min(k.plain.best, s);
-    k.stats = k.plain.solver->stats();
-    k.events = k.plain.solver->events().size();
+    k.stats = k.plain.solver->result().stats;
+    k.events = k.plain.solver->result().events().size();
     PetscCall(k.fwd.solve(&s));
     if (timed) k.fwd.best = std::min(k.fwd.best, s);
-    const auto &g = k.fwd.solver->forwardGradientP();
+    const auto &g = k.fwd.solver->result().gradientTable(&CostGradient::forwardP);
     k.gradSum.assign(g.size(), 0.0);
     for (size_t c = 0; c < g.size(); ++c)
       for (PetscScalar v : g[c]) k.gradSum[c] += v;
@@ -104,10 +104,10 @@ PetscErrorCode round(Bench &b, bool timed) {
 PetscErrorCode terminalValue(Solver &s, const ChainBase &model, PetscScalar *value) {
   const PetscScalar *a;
   PetscFunctionBeginUser;
-  PetscCall(VecGetArrayRead(s.finalState(), &a));
+  PetscCall(VecGetArrayRead(s.result().finalState(), &a));
   *value = 0;
   for (PetscInt i = 0; i < model.components(); ++i) *value += a[model.stride() * i];
-  PetscCall(VecRestoreArrayRead(s.finalState(), &a));
+  PetscCall(VecRestoreArrayRead(s.result().finalState(), &a));
   PetscFunctionReturn(0);
 }
 

@@ -46,6 +46,7 @@
 // Prints each impact (time, modes, q⁻, v⁻, v⁺), the final state and, with -hs_forward, the
 // objective and the forward gradient table.
 #include <hybridsens/hybridsens.hpp>
+#include <hybridsens/small_model.hpp>
 
 #include <petscts.h>
 
@@ -53,188 +54,65 @@
 
 using namespace hybridsens;
 
-class BouncingBall : public HybridModel {
+// Indices into u = (q, v) and p = (q0, e); matrices are dense row-major (entry (i, j) at i * columns + j).
+enum : PetscInt { Q, V, N };
+enum : PetscInt { Q0, E, NP };
+
+// The model as lambdas on plain arrays (hybridsens/small_model.hpp): the two-entry state lives
+// on rank 0, and the same program runs on any number of ranks.
+class BouncingBall : public SmallModel {
 public:
   static constexpr PetscReal gravity = 9.81;
 
-  BouncingBall() { MPI_Comm_rank(PETSC_COMM_WORLD, &rank_); }
-  // The whole (two-entry) state (q, v) lives on rank 0; other ranks own nothing.
-  PetscInt localSize() const override { return rank_ == 0 ? 2 : 0; }
-  DiscreteState initialDiscreteState() const override { return {0}; }
-  std::vector<PetscReal> defaultParameters() const override { return {10.0, 0.8}; }
-  std::vector<std::string> parameterNames() const override { return {"q0", "e"}; }
+  BouncingBall() : SmallModel(N) {
+    params = {10.0, 0.8};
+    paramNames = {"q0", "e"};
+    d0 = {0};  // number of impacts so far
+    initial = [](const ModeContext &c, PetscScalar *u0) { u0[Q] = c.p[Q0], u0[V] = 0; };
+    initialJacobianP = [](const ModeContext &, PetscScalar *du0dp) { du0dp[Q * NP + Q0] = 1; };
+    f = [](PetscReal, const PetscScalar *u, PetscScalar *f, const ModeContext &) { f[Q] = u[V], f[V] = -gravity; };
+    dfdu = [](PetscReal, const PetscScalar *, PetscScalar *J, const ModeContext &) { J[Q * N + V] = 1; };
+    // f does not depend on p: dfdp stays unset (the library verifies it).
 
-  PetscErrorCode initialState(const ModeContext &c, Vec u0) const override {
-    PetscFunctionBeginUser;
-    if (rank_ == 0) {
-      PetscCall(VecSetValue(u0, 0, c.p[0], INSERT_VALUES));
-      PetscCall(VecSetValue(u0, 1, 0.0, INSERT_VALUES));
-    }
-    PetscCall(VecAssemblyBegin(u0));
-    PetscCall(VecAssemblyEnd(u0));
-    PetscFunctionReturn(0);
+    Guard impact;
+    impact.name = "impact";
+    impact.direction = Direction::Falling;
+    impact.value = [](PetscReal, const PetscScalar *u, const ModeContext &) { return u[Q]; };
+    // γ_u = (1, 0); γ_t = γ_p = 0: the floor does not move with (q0, e).
+    impact.gradient = [](PetscReal, const PetscScalar *, const ModeContext &, PetscScalar *gu, PetscScalar *, PetscScalar *) { gu[Q] = 1; };
+    impact.transition = [](PetscReal, const PetscScalar *, DiscreteState &d) { ++d[0]; };
+    // u⁺ = (q⁻, −e v⁻): uplus holds u⁻ on entry.
+    impact.reset = [](PetscReal, const PetscScalar *, const ModeContext &c, PetscScalar *uplus) { uplus[V] *= -c.p[E]; };
+    impact.resetJacobian = [](PetscReal, const PetscScalar *, const ModeContext &c, PetscScalar *Ru) { Ru[Q * N + Q] = 1, Ru[V * N + V] = -c.p[E]; };
+    impact.resetJacobianP = [](PetscReal, const PetscScalar *uminus, const ModeContext &, PetscScalar *Rp) { Rp[V * NP + E] = -uminus[V]; };
+    impact.resetTimeDerivative = [](PetscReal, const PetscScalar *, const ModeContext &, PetscScalar *) {};  // R_t = 0
+    addGuard(impact);
   }
-
-  PetscErrorCode initialStateJacobianP(const ModeContext &, Mat du0dp) const override {
-    PetscFunctionBeginUser;
-    if (rank_ == 0) PetscCall(MatSetValue(du0dp, 0, 0, 1.0, INSERT_VALUES));
-    PetscFunctionReturn(0);
-  }
-
-  PetscErrorCode rhs(PetscReal, Vec u, const ModeContext &, Vec f) const override {
-    const PetscScalar *x;
-    PetscScalar *y;
-    PetscFunctionBeginUser;
-    // VecGetArray/VecRestoreArray on every rank, not only on the owner: restoring bumps the
-    // vector's state, and ranks whose state did not move would answer the engine's VecNorm from
-    // a cached value and skip its reduction (a deadlock or MPI_ERR_TRUNCATE).
-    PetscCall(VecGetArrayRead(u, &x));
-    PetscCall(VecGetArray(f, &y));
-    if (rank_ == 0) {
-      y[0] = x[1];
-      y[1] = -gravity;
-    }
-    PetscCall(VecRestoreArray(f, &y));
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
-  }
-
-  PetscErrorCode rhsJacobian(PetscReal, Vec, const ModeContext &, Mat J) const override {
-    PetscFunctionBeginUser;
-    if (rank_ == 0) PetscCall(MatSetValue(J, 0, 1, 1.0, INSERT_VALUES));
-    PetscFunctionReturn(0);
-  }
-
-  PetscInt numGuards() const override { return 1; }
-  GuardInfo guardInfo(PetscInt) const override { return {"impact", Direction::Falling}; }
-
-  PetscErrorCode guards(PetscReal, Vec u, const ModeContext &, PetscScalar *g) const override {
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    if (rank_ == 0) {
-      PetscCall(VecGetArrayRead(u, &x));
-      g[0] = x[0];
-      PetscCall(VecRestoreArrayRead(u, &x));
-    }
-    PetscFunctionReturn(0);
-  }
-
-  PetscErrorCode guardGradient(PetscInt, PetscReal, Vec, const ModeContext &, Vec gu, PetscScalar *gt,
-                               PetscScalar *) const override {
-    PetscFunctionBeginUser;
-    if (rank_ == 0) PetscCall(VecSetValue(gu, 0, 1.0, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(gu));
-    PetscCall(VecAssemblyEnd(gu));
-    *gt = 0;  // γ_p = 0: the floor does not move with (q0, e)
-    PetscFunctionReturn(0);
-  }
-
-  PetscErrorCode transition(const EventId &, PetscReal, Vec, DiscreteState &d) const override {
-    ++d[0];
-    return 0;
-  }
-
-  bool hasReset(const EventId &) const override { return true; }
-
-  PetscErrorCode reset(const EventId &, PetscReal, Vec uminus, const ModeContext &c, Vec uplus) const override {
-    PetscFunctionBeginUser;
-    PetscCall(VecCopy(uminus, uplus));
-    PetscCall(scaleVelocity(uplus, -c.p[1]));
-    PetscFunctionReturn(0);
-  }
-
-  // R_u = diag(1, −e) is symmetric: both actions scale the velocity component by −e.
-  PetscErrorCode resetJacobianAction(const EventId &, PetscReal, Vec, const ModeContext &c, Vec v,
-                                     Vec out) const override {
-    PetscFunctionBeginUser;
-    PetscCall(VecCopy(v, out));
-    PetscCall(scaleVelocity(out, -c.p[1]));
-    PetscFunctionReturn(0);
-  }
-
-  PetscErrorCode resetJacobianTransposeAction(const EventId &, PetscReal, Vec, const ModeContext &c, Vec w,
-                                              Vec out) const override {
-    PetscFunctionBeginUser;
-    PetscCall(VecCopy(w, out));
-    PetscCall(scaleVelocity(out, -c.p[1]));
-    PetscFunctionReturn(0);
-  }
-
-  PetscErrorCode resetJacobianP(const EventId &, PetscReal, Vec uminus, const ModeContext &, Mat Rp) const override {
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetArrayRead(uminus, &x));
-    if (rank_ == 0) PetscCall(MatSetValue(Rp, 1, 1, -x[1], INSERT_VALUES));  // ∂v⁺/∂e = −v⁻
-    PetscCall(VecRestoreArrayRead(uminus, &x));
-    PetscFunctionReturn(0);
-  }
-
-  PetscErrorCode resetTimeDerivative(const EventId &, PetscReal, Vec, const ModeContext &, Vec Rt) const override {
-    PetscFunctionBeginUser;
-    PetscCall(VecZeroEntries(Rt));
-    PetscFunctionReturn(0);
-  }
-
-private:
-  PetscErrorCode scaleVelocity(Vec u, PetscScalar factor) const {
-    PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetArray(u, &x));  // on every rank: see rhs()
-    if (rank_ == 0) x[1] *= factor;
-    PetscCall(VecRestoreArray(u, &x));
-    PetscFunctionReturn(0);
-  }
-  PetscMPIInt rank_ = 0;
 };
 
-// ψ = q(T) + ∫₀ᵀ v² dt: one cost with a terminal and an integral part. The state lives on
-// the rank that owns it; this rank returns its contribution (the library sums over ranks).
+// ψ = q(T) + ∫₀ᵀ v² dt: one cost with a terminal and an integral part. Each rank returns its
+// contribution (readOwned: u[i] on the rank owning it, zero elsewhere; the library sums).
 class HeightPlusKinetic : public CostFunction {
 public:
   std::string name() const override { return "psi"; }
   bool hasTerminal() const override { return true; }
   bool hasIntegrand() const override { return true; }
-  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
-    return component(u, 0, value);
-  }
-  PetscErrorCode terminalGradient(PetscReal, Vec u, const ModeContext &, Vec psi_u, PetscScalar *) const override {
-    return setComponent(u, 0, 1.0, psi_u);
+  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override { return readOwned(u, Q, value); }
+  PetscErrorCode terminalGradient(PetscReal, Vec, const ModeContext &, Vec psi_u, PetscScalar *) const override {
+    return writeOwned(psi_u, Q, 1.0);
   }
   PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
     PetscScalar v = 0;
     PetscFunctionBeginUser;
-    PetscCall(component(u, 1, &v));
+    PetscCall(readOwned(u, V, &v));
     *value = v * v;
     PetscFunctionReturn(0);
   }
   PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &, Vec r_u, PetscScalar *) const override {
     PetscScalar v = 0;
     PetscFunctionBeginUser;
-    PetscCall(component(u, 1, &v));
-    PetscCall(setComponent(u, 1, 2 * v, r_u));
-    PetscFunctionReturn(0);
-  }
-
-private:
-  // u[i] on the rank owning it; *value is left untouched elsewhere (zero on entry).
-  static PetscErrorCode component(Vec u, PetscInt i, PetscScalar *value) {
-    PetscInt lo, hi;
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    PetscCall(VecGetArrayRead(u, &x));
-    if (i >= lo && i < hi) *value = x[i - lo];
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
-  }
-  // out[i] = a on the owning rank (out is zero on entry).
-  static PetscErrorCode setComponent(Vec u, PetscInt i, PetscScalar a, Vec out) {
-    PetscInt lo, hi;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    if (i >= lo && i < hi) PetscCall(VecSetValue(out, i, a, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(out));
-    PetscCall(VecAssemblyEnd(out));
+    PetscCall(readOwned(u, V, &v));
+    PetscCall(writeOwned(r_u, V, 2 * v));
     PetscFunctionReturn(0);
   }
 };
@@ -263,22 +141,23 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bouncing_ball: q0 = %g, e = %g, %zu impacts\n", (double)p[0], (double)p[1],
-                          solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar q, vminus, vplus;
-      PetscCall(vecEntry(r.uminus, 0, &q));
-      PetscCall(vecEntry(r.uminus, 1, &vminus));
-      PetscCall(vecEntry(r.uplus, 1, &vplus));
+      PetscCall(globalEntry(r.uminus, 0, &q));
+      PetscCall(globalEntry(r.uminus, 1, &vminus));
+      PetscCall(globalEntry(r.uplus, 1, &vplus));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.17g  %s mode %s -> %s  q- = %.17g  v- = %.17g  v+ = %.17g\n",
                             (double)r.time, r.name.c_str(), describe(r.before).c_str(), describe(r.after).c_str(),
                             (double)q, (double)vminus, (double)vplus));
     }
     PetscScalar q, v;
-    PetscCall(vecEntry(solver.finalState(), 0, &q));
-    PetscCall(vecEntry(solver.finalState(), 1, &v));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)solver.finalTime(),
+    PetscCall(globalEntry(result.finalState(), 0, &q));
+    PetscCall(globalEntry(result.finalState(), 1, &v));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)result.finalTime,
                           (double)q, (double)v));
     PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());

@@ -90,22 +90,23 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bouncing_ball_ad: q0 = %g, e = %g, %zu impacts\n", (double)p[0], (double)p[1],
-                          solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar q, vminus, vplus;
-      PetscCall(vecEntry(r.uminus, 0, &q));
-      PetscCall(vecEntry(r.uminus, 1, &vminus));
-      PetscCall(vecEntry(r.uplus, 1, &vplus));
+      PetscCall(globalEntry(r.uminus, 0, &q));
+      PetscCall(globalEntry(r.uminus, 1, &vminus));
+      PetscCall(globalEntry(r.uplus, 1, &vplus));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.17g  %s mode %s -> %s  q- = %.17g  v- = %.17g  v+ = %.17g\n",
                             (double)r.time, r.name.c_str(), describe(r.before).c_str(), describe(r.after).c_str(),
                             (double)q, (double)vminus, (double)vplus));
     }
     PetscScalar q, v;
-    PetscCall(vecEntry(solver.finalState(), 0, &q));
-    PetscCall(vecEntry(solver.finalState(), 1, &v));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)solver.finalTime(),
+    PetscCall(globalEntry(result.finalState(), 0, &q));
+    PetscCall(globalEntry(result.finalState(), 1, &v));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: q = %.17g, v = %.17g\n", (double)result.finalTime,
                           (double)q, (double)v));
     PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());

@@ -136,24 +136,9 @@ class IntegralOfX : public CostFunction {
 public:
   std::string name() const override { return "G"; }
   bool hasIntegrand() const override { return true; }
-  PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
-    PetscInt lo, hi;
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    PetscCall(VecGetArrayRead(u, &x));
-    if (lo <= 0 && 0 < hi) *value = x[0 - lo];
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
-  }
-  PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &, Vec r_u, PetscScalar *) const override {
-    PetscInt lo, hi;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    if (lo <= 0 && 0 < hi) PetscCall(VecSetValue(r_u, 0, 1.0, INSERT_VALUES));  // r_u = e_0, r_p = 0
-    PetscCall(VecAssemblyBegin(r_u));
-    PetscCall(VecAssemblyEnd(r_u));
-    PetscFunctionReturn(0);
+  PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override { return readOwned(u, 0, value); }
+  PetscErrorCode integrandGradient(PetscReal, Vec, const ModeContext &, Vec r_u, PetscScalar *) const override {
+    return writeOwned(r_u, 0, 1.0);  // r_u = e_0, r_p = 0
   }
 };
 
@@ -181,18 +166,19 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "galan_scalar: p = %g, %zu events\n", (double)p[0], solver.events().size()));
-    for (const auto &e : solver.events().records()) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "galan_scalar: p = %g, %zu events\n", (double)p[0], result.events().size()));
+    for (const auto &e : result.events().records()) {
       PetscScalar x;
-      PetscCall(vecEntry(e.uminus, 0, &x));
+      PetscCall(globalEntry(e.uminus, 0, &x));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.17g  %-12s mode %s -> %s  x = %.17g\n", (double)e.time, e.name.c_str(),
                             describe(e.before).c_str(), describe(e.after).c_str(), (double)x));
     }
     PetscScalar xT;
-    PetscCall(vecEntry(solver.finalState(), 0, &xT));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: x = %.17g, mode %s\n", (double)solver.finalTime(),
-                          (double)xT, describe(solver.finalDiscreteState()).c_str()));
+    PetscCall(globalEntry(result.finalState(), 0, &xT));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g: x = %.17g, mode %s\n", (double)result.finalTime,
+                          (double)xT, describe(result.finalDiscreteState).c_str()));
     PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());

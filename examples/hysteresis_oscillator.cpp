@@ -278,32 +278,15 @@ public:
   PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
     PetscScalar x = 0;
     PetscFunctionBeginUser;
-    PetscCall(displacement(u, &x));
+    PetscCall(readOwned(u, 0, &x));
     *value = x * x;
     PetscFunctionReturn(0);
   }
   PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &, Vec r_u, PetscScalar *) const override {
     PetscScalar x = 0;
-    PetscInt lo;
     PetscFunctionBeginUser;
-    PetscCall(displacement(u, &x));
-    PetscCall(VecGetOwnershipRange(u, &lo, nullptr));
-    if (lo == 0 && x != 0) PetscCall(VecSetValue(r_u, 0, 2 * x, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(r_u));
-    PetscCall(VecAssemblyEnd(r_u));
-    PetscFunctionReturn(0);
-  }
-
-private:
-  // u (global entry 0) on the rank owning it; untouched (zero) elsewhere.
-  static PetscErrorCode displacement(Vec u, PetscScalar *x) {
-    PetscInt lo, hi;
-    const PetscScalar *a;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    PetscCall(VecGetArrayRead(u, &a));
-    if (lo == 0 && hi > 0) *x = a[0];
-    PetscCall(VecRestoreArrayRead(u, &a));
+    PetscCall(readOwned(u, 0, &x));
+    PetscCall(writeOwned(r_u, 0, 2 * x));
     PetscFunctionReturn(0);
   }
 };
@@ -330,7 +313,7 @@ struct TrajectoryWriter {
       const PetscInt U = m.U, Z = m.Z, US = m.USTAR, ZS = m.ZSTAR;
       const auto &p = self->solver->parameters();
       // The mode after the transitions at t is the solver's current one during the run.
-      const PetscInt xi = self->solver->finalDiscreteState()[0];
+      const PetscInt xi = self->solver->currentDiscreteState()[0];
       const auto s = StressLaw(p)(x[U], x[US], x[ZS], xi);
       PetscCall(PetscFPrintf(PETSC_COMM_SELF, self->file, "%.17g,%d,%.17g,%.17g,%.17g,%.17g,%.17g", (double)t, (int)xi, (double)x[U],
                              (double)x[m.V], (double)x[US], (double)x[ZS], (double)(m.dae() ? x[Z] : s.s)));
@@ -416,7 +399,7 @@ int main(int argc, char **argv) {
       solver.setAdjointMonitor([adjFile, shown](const AdjointSample &s) -> PetscErrorCode {
         PetscScalar l[4];
         PetscFunctionBeginUser;
-        for (PetscInt i = 0; i < 4; ++i) PetscCall(vecEntry(s.lambda[0], shown[i], &l[i]));
+        for (PetscInt i = 0; i < 4; ++i) PetscCall(globalEntry(s.lambda[0], shown[i], &l[i]));
         const char *kind = s.kind == AdjointSample::AfterTransition ? "after_reversal" : "step";
         if (adjFile)
           PetscCall(PetscFPrintf(PETSC_COMM_SELF, adjFile, "%.17g,%s,%.17g,%.17g,%.17g,%.17g\n", (double)s.time, kind, (double)l[0],
@@ -426,6 +409,7 @@ int main(int argc, char **argv) {
     }
 
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
     // Output of this solve only (-hs_check_gradient solves again).
     PetscCall(TSMonitorCancel(ts));
     solver.setAdjointMonitor(nullptr);
@@ -433,13 +417,13 @@ int main(int argc, char **argv) {
     PetscCall(adjOut.commit());
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hysteresis_oscillator (%s): k_a = %g, k_b = %g, alpha = %g, beta = %g, T = %g, %zu reversals\n",
-                          dae ? "DAE" : "ODE", (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(),
-                          solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          dae ? "DAE" : "ODE", (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)result.finalTime,
+                          result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar vminus, us, zs;
-      PetscCall(vecEntry(r.uminus, 1, &vminus));
-      PetscCall(vecEntry(r.uplus, model.USTAR, &us));
-      PetscCall(vecEntry(r.uplus, model.ZSTAR, &zs));
+      PetscCall(globalEntry(r.uminus, 1, &vminus));
+      PetscCall(globalEntry(r.uplus, model.USTAR, &us));
+      PetscCall(globalEntry(r.uplus, model.ZSTAR, &zs));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  reversal t = %.17g  xi %s -> %s  u* = %.17g  z* = %.17g  v- = %.3g\n", (double)r.time,
                             describe(r.before).c_str(), describe(r.after).c_str(), (double)us, (double)zs, (double)vminus));
     }

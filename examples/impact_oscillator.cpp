@@ -248,18 +248,6 @@ private:
   PetscMPIInt rank_ = 0;
 };
 
-// Entry i of u on the rank owning it (untouched elsewhere: the library sums over ranks).
-static PetscErrorCode ownedEntry(Vec u, PetscInt i, PetscScalar *value) {
-  PetscInt lo, hi;
-  const PetscScalar *a;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-  PetscCall(VecGetArrayRead(u, &a));
-  if (i >= lo && i < hi) *value = a[i - lo];
-  PetscCall(VecRestoreArrayRead(u, &a));
-  PetscFunctionReturn(0);
-}
-
 // ψ = ½ v(T)² + ½ k x(T)²: the mechanical energy left at T.
 class FinalEnergy : public CostFunction {
 public:
@@ -268,25 +256,22 @@ public:
   PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &c, PetscScalar *value) const override {
     PetscScalar x = 0, v = 0;
     PetscFunctionBeginUser;
-    PetscCall(ownedEntry(u, ImpactOscillator::X, &x));
-    PetscCall(ownedEntry(u, ImpactOscillator::V, &v));
+    PetscCall(readOwned(u, ImpactOscillator::X, &x));
+    PetscCall(readOwned(u, ImpactOscillator::V, &v));
     *value = 0.5 * v * v + 0.5 * c.p[ImpactOscillator::K] * x * x;
     PetscFunctionReturn(0);
   }
   PetscErrorCode terminalGradient(PetscReal, Vec u, const ModeContext &c, Vec psi_u, PetscScalar *psi_p) const override {
-    PetscScalar x = 0, v = 0;
-    PetscInt lo, hi;
+    OwnedEntries state, grad;
     PetscFunctionBeginUser;
-    PetscCall(ownedEntry(u, ImpactOscillator::X, &x));
-    PetscCall(ownedEntry(u, ImpactOscillator::V, &v));
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    if (ImpactOscillator::V >= lo && ImpactOscillator::V < hi) {  // the owner of (x, v) writes everything once
-      PetscCall(VecSetValue(psi_u, ImpactOscillator::X, c.p[ImpactOscillator::K] * x, INSERT_VALUES));
-      PetscCall(VecSetValue(psi_u, ImpactOscillator::V, v, INSERT_VALUES));
-      psi_p[ImpactOscillator::K] = 0.5 * x * x;
-    }
-    PetscCall(VecAssemblyBegin(psi_u));
-    PetscCall(VecAssemblyEnd(psi_u));
+    PetscCall(state.get(u));
+    PetscCall(grad.get(psi_u, OwnedEntries::Write));
+    const PetscScalar x = state.read(ImpactOscillator::X), v = state.read(ImpactOscillator::V);
+    grad.write(ImpactOscillator::X, c.p[ImpactOscillator::K] * x);
+    grad.write(ImpactOscillator::V, v);
+    if (state.owns(ImpactOscillator::X)) psi_p[ImpactOscillator::K] = 0.5 * x * x;  // once, by the owner of x
+    PetscCall(grad.restore());
+    PetscCall(state.restore());
     PetscFunctionReturn(0);
   }
 };
@@ -299,19 +284,15 @@ public:
   PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
     PetscScalar x = 0;
     PetscFunctionBeginUser;
-    PetscCall(ownedEntry(u, ImpactOscillator::X, &x));
+    PetscCall(readOwned(u, ImpactOscillator::X, &x));
     *value = x * x;
     PetscFunctionReturn(0);
   }
   PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &, Vec r_u, PetscScalar *) const override {
     PetscScalar x = 0;
-    PetscInt lo, hi;
     PetscFunctionBeginUser;
-    PetscCall(ownedEntry(u, ImpactOscillator::X, &x));
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    if (ImpactOscillator::X >= lo && ImpactOscillator::X < hi) PetscCall(VecSetValue(r_u, ImpactOscillator::X, 2 * x, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(r_u));
-    PetscCall(VecAssemblyEnd(r_u));
+    PetscCall(readOwned(u, ImpactOscillator::X, &x));
+    PetscCall(writeOwned(r_u, ImpactOscillator::X, 2 * x));
     PetscFunctionReturn(0);
   }
 };
@@ -357,15 +338,16 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxSteps(ts, 100000000));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscInt impacts = 0;
-    for (const auto &r : solver.events().records()) impacts += r.id.index == ImpactOscillator::IMPACT;
+    for (const auto &r : result.events().records()) impacts += r.id.index == ImpactOscillator::IMPACT;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "impact_oscillator: delta = %g, e = %g, k = %g, x0 = %g, T = %g: %" PetscInt_FMT " impacts, %zu events\n",
-                          (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(), impacts, solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          (double)p[0], (double)p[1], (double)p[2], (double)p[3], (double)result.finalTime, impacts, result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar vminus, vplus;
-      PetscCall(vecEntry(r.uminus, ImpactOscillator::V, &vminus));
-      PetscCall(vecEntry(r.uplus, ImpactOscillator::V, &vplus));
+      PetscCall(globalEntry(r.uminus, ImpactOscillator::V, &vminus));
+      PetscCall(globalEntry(r.uplus, ImpactOscillator::V, &vplus));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-7s t = %.17g  %s -> %s  v- = %.17g  v+ = %.17g\n", r.name.c_str(), (double)r.time,
                             describe(r.before).c_str(), describe(r.after).c_str(), (double)vminus, (double)vplus));
     }

@@ -287,12 +287,12 @@ static PetscErrorCode checkTruth(Solver &solver, const std::vector<PetscReal> &t
       PetscCall(solver.solve());
       const PetscScalar *a;
       PetscInt lda;
-      PetscCall(MatDenseGetLDA(solver.finalSensitivities(), &lda));
-      PetscCall(MatDenseGetArrayRead(solver.finalSensitivities(), &a));
+      PetscCall(MatDenseGetLDA(solver.result().finalSensitivities(), &lda));
+      PetscCall(MatDenseGetArrayRead(solver.result().finalSensitivities(), &a));
       if (rank0())
         for (int r = 0; r < 3; ++r)
           for (int c = 0; c < nq; ++c) S[r][c] = a[r + c * lda];
-      PetscCall(MatDenseRestoreArrayRead(solver.finalSensitivities(), &a));
+      PetscCall(MatDenseRestoreArrayRead(solver.result().finalSensitivities(), &a));
     }
     for (int i = 0; i < nq; ++i)
       for (int j = 0; j < nq; ++j)
@@ -380,10 +380,10 @@ int main(int argc, char **argv) {
     // Derivatives at the guess, as requested (-hs_adjoint, -hs_forward, -hs_hessian, -hs_summary).
     PetscCall(solver.setParameters(guess));
     PetscCall(solver.solve());
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "lorenz_sysid: J(q0) = %.10e at q0 = (20, 75, 10, 10, 15)\n", (double)solver.objective()[0]));
-    if (!solver.hessian().empty()) {
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Hessian at q0 (%s):\n", hessianMethodName(solver.hessianMethodUsed())));
-      for (const auto &row : solver.hessian()[0]) {
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "lorenz_sysid: J(q0) = %.10e at q0 = (20, 75, 10, 10, 15)\n", (double)solver.result().objective[0]));
+    if (!solver.result().hessian.empty()) {
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Hessian at q0 (%s):\n", hessianMethodName(solver.result().hessianMethod)));
+      for (const auto &row : solver.result().hessian[0]) {
         for (PetscScalar h : row) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %15.8e", (double)h));
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
       }

@@ -170,29 +170,6 @@ private:
   PetscMPIInt rank_ = 0;
 };
 
-// Entry i of u on the rank owning it (untouched elsewhere: the library sums over ranks).
-static PetscErrorCode ownedEntry(Vec u, PetscInt i, PetscScalar *value) {
-  PetscInt lo, hi;
-  const PetscScalar *a;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-  PetscCall(VecGetArrayRead(u, &a));
-  if (i >= lo && i < hi) *value = a[i - lo];
-  PetscCall(VecRestoreArrayRead(u, &a));
-  PetscFunctionReturn(0);
-}
-
-// out[i] = value on the rank owning i (out is zero on entry).
-static PetscErrorCode setOwned(Vec out, PetscInt i, PetscScalar value) {
-  PetscInt lo, hi;
-  PetscFunctionBeginUser;
-  PetscCall(VecGetOwnershipRange(out, &lo, &hi));
-  if (i >= lo && i < hi) PetscCall(VecSetValue(out, i, value, INSERT_VALUES));
-  PetscCall(VecAssemblyBegin(out));
-  PetscCall(VecAssemblyEnd(out));
-  PetscFunctionReturn(0);
-}
-
 // J₁ = ∫ (x² + w (k m)²) dt: the state and the held control effort (the memory enters the cost).
 class QuadraticCost : public CostFunction {
 public:
@@ -202,27 +179,24 @@ public:
   PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &c, PetscScalar *value) const override {
     PetscScalar x = 0, m = 0;
     PetscFunctionBeginUser;
-    PetscCall(ownedEntry(u, SampleAndHold::X, &x));
-    PetscCall(ownedEntry(u, SampleAndHold::M, &m));
+    PetscCall(readOwned(u, SampleAndHold::X, &x));
+    PetscCall(readOwned(u, SampleAndHold::M, &m));
     const PetscReal k = c.p[SampleAndHold::K];
     *value = x * x + w_ * k * k * m * m;
     PetscFunctionReturn(0);
   }
   PetscErrorCode integrandGradient(PetscReal, Vec u, const ModeContext &c, Vec r_u, PetscScalar *r_p) const override {
-    PetscScalar x = 0, m = 0;
-    PetscInt lo, hi;
+    OwnedEntries state, grad;
     PetscFunctionBeginUser;
-    PetscCall(ownedEntry(u, SampleAndHold::X, &x));
-    PetscCall(ownedEntry(u, SampleAndHold::M, &m));
+    PetscCall(state.get(u));
+    PetscCall(grad.get(r_u, OwnedEntries::Write));
+    const PetscScalar x = state.read(SampleAndHold::X), m = state.read(SampleAndHold::M);
     const PetscReal k = c.p[SampleAndHold::K];
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    if (SampleAndHold::M >= lo && SampleAndHold::M < hi) {  // the owner of (x, m) writes everything once
-      PetscCall(VecSetValue(r_u, SampleAndHold::X, 2 * x, INSERT_VALUES));
-      PetscCall(VecSetValue(r_u, SampleAndHold::M, 2 * w_ * k * k * m, INSERT_VALUES));
-      r_p[SampleAndHold::K] = 2 * w_ * k * m * m;
-    }
-    PetscCall(VecAssemblyBegin(r_u));
-    PetscCall(VecAssemblyEnd(r_u));
+    grad.write(SampleAndHold::X, 2 * x);
+    grad.write(SampleAndHold::M, 2 * w_ * k * k * m);
+    if (state.owns(SampleAndHold::M)) r_p[SampleAndHold::K] = 2 * w_ * k * m * m;  // once, by the owner of m
+    PetscCall(grad.restore());
+    PetscCall(state.restore());
     PetscFunctionReturn(0);
   }
 
@@ -236,10 +210,10 @@ public:
   std::string name() const override { return "final"; }
   bool hasTerminal() const override { return true; }
   PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
-    return ownedEntry(u, SampleAndHold::X, value);
+    return readOwned(u, SampleAndHold::X, value);
   }
   PetscErrorCode terminalGradient(PetscReal, Vec u, const ModeContext &, Vec psi_u, PetscScalar *) const override {
-    return setOwned(psi_u, SampleAndHold::X, 1.0);
+    return writeOwned(psi_u, SampleAndHold::X, 1.0);
   }
 };
 
@@ -272,13 +246,14 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxSteps(ts, 10000000));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sample_and_hold: a = %g, k = %g, delta = %g, x0 = %g, T = %g, %zu samples\n", (double)p[0],
-                          (double)p[1], (double)p[2], (double)p[3], (double)solver.finalTime(), solver.events().size()));
-    for (const auto &r : solver.events().records()) {
+                          (double)p[1], (double)p[2], (double)p[3], (double)result.finalTime, result.events().size()));
+    for (const auto &r : result.events().records()) {
       PetscScalar xm, xdot;
-      PetscCall(vecEntry(r.uminus, SampleAndHold::X, &xm));
-      PetscCall(vecEntry(r.udotminus, SampleAndHold::X, &xdot));
+      PetscCall(globalEntry(r.uminus, SampleAndHold::X, &xm));
+      PetscCall(globalEntry(r.udotminus, SampleAndHold::X, &xdot));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  sample t = %.17g  %-5s  m = x- = %.17g  xdot- = %.6g\n", (double)r.time, r.name.c_str(),
                             (double)xm, (double)xdot));
     }

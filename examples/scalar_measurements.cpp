@@ -161,6 +161,7 @@ int main(int argc, char **argv) {
     solver.setInitialStateSensitivities({});  // x0 is a parameter here
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
     PetscReal exactJ = 0, exactDa = 0, exactDx0 = 0, exactDaa = 0, exactDx0x0 = 0, exactDax0 = 0;
     for (int i = 0; i <= 100; ++i) {
       const PetscReal t = 0.01 * i, w = 0.5 + t;  // 1/x(t) = 1/x0 + a t with x0 = 2, a = 1
@@ -169,19 +170,19 @@ int main(int argc, char **argv) {
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "scalar_measurements: closed form J = %.12f, dJ/da = %.12f, dJ/dx0 = %.12f\n", (double)exactJ,
                           (double)exactDa, (double)exactDx0));
-    if (!solver.objective().empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  computed   J = %.12f\n", (double)solver.objective()[0]));
-    if (!solver.forwardGradientP().empty())
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  forward    dJ/da = %.12f, dJ/dx0 = %.12f\n", (double)solver.forwardGradientP()[0][0],
-                            (double)solver.forwardGradientP()[0][1]));
-    if (!solver.adjointGradientP().empty())
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  adjoint    dJ/da = %.12f, dJ/dx0 = %.12f\n", (double)solver.adjointGradientP()[0][0],
-                            (double)solver.adjointGradientP()[0][1]));
-    if (!solver.hessian().empty()) {
-      const auto &H = solver.hessian()[0];
+    if (!result.objective.empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  computed   J = %.12f\n", (double)result.objective[0]));
+    if (result.forwardComputed)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  forward    dJ/da = %.12f, dJ/dx0 = %.12f\n", (double)result.gradient[0].forwardP[0],
+                            (double)result.gradient[0].forwardP[1]));
+    if (result.adjointComputed)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  adjoint    dJ/da = %.12f, dJ/dx0 = %.12f\n", (double)result.gradient[0].adjointP[0],
+                            (double)result.gradient[0].adjointP[1]));
+    if (!result.hessian.empty()) {
+      const auto &H = result.hessian[0];
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  closed form d2J/da2 = %.12f, d2J/dx02 = %.12f, d2J/dadx0 = %.12f\n", (double)exactDaa,
                             (double)exactDx0x0, (double)exactDax0));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  Hessian (%s) d2J/da2 = %.12f, d2J/dx02 = %.12f, d2J/dadx0 = %.12f, d2J/dx0da = %.12f\n",
-                            hessianMethodName(solver.hessianMethodUsed()), (double)H[0][0], (double)H[1][1], (double)H[0][1], (double)H[1][0]));
+                            hessianMethodName(result.hessianMethod), (double)H[0][0], (double)H[1][1], (double)H[0][1], (double)H[1][0]));
     }
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());

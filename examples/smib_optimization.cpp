@@ -215,7 +215,7 @@ struct SmibProblem {
     solver.setForwardSensitivities(forward);
     solver.setAdjoint(adjoint);
     PetscCall(solver.solve());
-    *J = solver.objective().at(0);
+    *J = solver.result().objective.at(0);
     PetscFunctionReturn(0);
   }
 
@@ -238,8 +238,8 @@ struct SmibProblem {
     if (withFD) PetscCall(centralDifference(p, {0, 1}, e.fd));
     // Last, so that the solver's event log and statistics describe the point itself.
     PetscCall(evaluate(p, true, true, &e.J));
-    e.adjoint = solver.adjointGradientP().at(0);
-    e.forward = solver.forwardGradientP().at(0);
+    e.adjoint = solver.result().gradient.at(0).adjointP;
+    e.forward = solver.result().gradient.at(0).forwardP;
     PetscFunctionReturn(0);
   }
 };
@@ -260,11 +260,11 @@ static PetscErrorCode objectiveAndGradient(Vec X, PetscReal *f, Vec G, SmibProbl
   switch (prob->source) {
   case ADJOINT:
     PetscCall(prob->evaluate(prob->p, false, true, f));
-    g = prob->solver.adjointGradientP().at(0).at(0);
+    g = prob->solver.result().gradient.at(0).adjointP.at(0);
     break;
   case FORWARD:
     PetscCall(prob->evaluate(prob->p, true, false, f));
-    g = prob->solver.forwardGradientP().at(0).at(0);
+    g = prob->solver.result().gradient.at(0).forwardP.at(0);
     break;
   case FD:
     std::vector<PetscReal> fd;
@@ -409,8 +409,8 @@ int main(int argc, char **argv) {
     Evaluation start;
     PetscCall(prob.evaluateAll(p, start));
     PetscCall(PetscPrintf(comm, "events:"));
-    for (const auto &r : solver.events().records()) PetscCall(PetscPrintf(comm, " %s at t = %.17g (step %" PetscInt_FMT ");", r.name.c_str(), (double)r.time, r.step));
-    PetscCall(PetscPrintf(comm, " %" PetscInt_FMT " steps\n", solver.stats().steps));
+    for (const auto &r : solver.result().events().records()) PetscCall(PetscPrintf(comm, " %s at t = %.17g (step %" PetscInt_FMT ");", r.name.c_str(), (double)r.time, r.step));
+    PetscCall(PetscPrintf(comm, " %" PetscInt_FMT " steps\n", solver.result().stats.steps));
     PetscCall(printPoint(comm, "start", start, names));
 
     if (optimize) {

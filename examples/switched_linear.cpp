@@ -137,24 +137,9 @@ public:
   explicit ComponentAtFinalTime(PetscInt i) : i_(i) {}
   std::string name() const override { return "x" + std::to_string(i_) + "(T)"; }
   bool hasTerminal() const override { return true; }
-  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override {
-    PetscInt lo, hi;
-    const PetscScalar *x;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    PetscCall(VecGetArrayRead(u, &x));
-    if (i_ >= lo && i_ < hi) *value = x[i_ - lo];
-    PetscCall(VecRestoreArrayRead(u, &x));
-    PetscFunctionReturn(0);
-  }
-  PetscErrorCode terminalGradient(PetscReal, Vec u, const ModeContext &, Vec psi_u, PetscScalar *) const override {
-    PetscInt lo, hi;
-    PetscFunctionBeginUser;
-    PetscCall(VecGetOwnershipRange(u, &lo, &hi));
-    if (i_ >= lo && i_ < hi) PetscCall(VecSetValue(psi_u, i_, 1.0, INSERT_VALUES));
-    PetscCall(VecAssemblyBegin(psi_u));
-    PetscCall(VecAssemblyEnd(psi_u));
-    PetscFunctionReturn(0);
+  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override { return readOwned(u, i_, value); }
+  PetscErrorCode terminalGradient(PetscReal, Vec, const ModeContext &, Vec psi_u, PetscScalar *) const override {
+    return writeOwned(psi_u, i_, 1.0);
   }
 
 private:
@@ -186,14 +171,15 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxTime(ts, 0.125));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "switched_linear: p = (%g, %g), %zu events\n", (double)p[0], (double)p[1],
-                          solver.events().size()));
-    for (const auto &e : solver.events().records())
+                          result.events().size()));
+    for (const auto &e : result.events().records())
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %-14s mode %s -> %s\n", (double)e.time, e.name.c_str(),
                             describe(e.before).c_str(), describe(e.after).c_str()));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g:\n", (double)solver.finalTime()));
-    PetscCall(VecView(solver.finalState(), PETSC_VIEWER_STDOUT_WORLD));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final state at t = %g:\n", (double)result.finalTime));
+    PetscCall(VecView(result.finalState(), PETSC_VIEWER_STDOUT_WORLD));
     PetscCall(solver.viewGradients());
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());

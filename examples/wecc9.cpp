@@ -349,6 +349,7 @@ int main(int argc, char **argv) {
     }
     const double wall0 = MPI_Wtime();
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
     const double wall = MPI_Wtime() - wall0;
     for (TrajectoryCSV *w : {&fwdCSV, &adjCSV}) PetscCall(commitOutput(*w));
     // The trajectories are of this solve only (-hs_check_gradient solves again).
@@ -361,16 +362,16 @@ int main(int argc, char **argv) {
       PetscCall(VecDestroy(&writer.all));
     }
 
-    PetscReal tf = solver.finalTime();
+    PetscReal tf = result.finalTime;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "wecc9: fault at bus %" PetscInt_FMT " on [%g, %g], T = %g, %" PetscInt_FMT " steps, %zu events\n",
-                          s.faultBus + 1, (double)p[L.pTon()], (double)p[L.pToff()], (double)tf, solver.stats().steps, solver.events().size()));
+                          s.faultBus + 1, (double)p[L.pTon()], (double)p[L.pToff()], (double)tf, result.stats.steps, result.events().size()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "limiter events:\n"));
-    for (const auto &r : solver.events().records()) {
+    for (const auto &r : result.events().records()) {
       for (PetscInt l = 0; l < L.numLimiters(); ++l) {
         const PetscInt a = r.before[limiterFlag(l)], b = r.after[limiterFlag(l)];
         if (a == b) continue;
         PetscScalar x;
-        PetscCall(vecEntry(r.uplus, grid.limitedState(l), &x));
+        PetscCall(globalEntry(r.uplus, grid.limitedState(l), &x));
         const std::string n = grid.limiterName(l), kind = l < L.numGens() ? "VR" : "Pv";
         const std::string what = (b != 0 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s %s (%s)  %s = %.10g\n", (double)r.time, n.c_str(), what.c_str(), r.name.c_str(),
@@ -380,32 +381,34 @@ int main(int argc, char **argv) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states%s:\n", L.areas > 1 ? " (area 1)" : ""));
     for (PetscInt g = 0; g < areaGens; ++g) {
       PetscScalar delta, w, VR;
-      PetscCall(vecEntry(solver.finalState(), L.gs(g, 2), &delta));
-      PetscCall(vecEntry(solver.finalState(), L.gs(g, 3), &w));
-      PetscCall(vecEntry(solver.finalState(), L.gs(g, 8), &VR));
+      PetscCall(globalEntry(result.finalState(), L.gs(g, 2), &delta));
+      PetscCall(globalEntry(result.finalState(), L.gs(g, 3), &w));
+      PetscCall(globalEntry(result.finalState(), L.gs(g, 8), &VR));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen %" PetscInt_FMT ": delta = %.10f  f = %.10f Hz  VR = %.10f\n", g + 1, (double)delta,
                             (double)(w / (2 * PETSC_PI)), (double)VR));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "frequency violations H_i: f in [%g, %g] Hz, sigma %g, eta %g\n", (double)s.fmin, (double)s.fmax,
                           (double)s.sigma, (double)s.eta));
-    if (L.areas > 1 && !solver.objective().empty()) {  // one area: viewGradients prints the objective
+    if (L.areas > 1 && !result.objective.empty()) {  // one area: viewGradients prints the objective
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "objective:"));
-      for (size_t k = 0; k < solver.objective().size(); ++k)
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s = %.12e", costNames[k].c_str(), (double)solver.objective()[k]));
+      for (size_t k = 0; k < result.objective.size(); ++k)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s = %.12e", costNames[k].c_str(), (double)result.objective[k]));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
     }
     // Parameters only (u0 follows from them); larger grids: the summary JSON has the full gradients.
     if (L.areas == 1) PetscCall(solver.viewGradients(nullptr, false));
-    else if (solver.adjointForwardDifference() >= 0)
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "adjoint vs forward: max relative difference %.2e\n", (double)solver.adjointForwardDifference()));
+    else if (result.adjointForwardDifference() >= 0)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "adjoint vs forward: max relative difference %.2e\n", (double)result.adjointForwardDifference()));
     // The layout of Zhang et al. (2017), Table V: ∂H_i/∂P_g (rows H_i, columns the dispatch of generator g).
-    const auto &gP = !solver.adjointGradientP().empty() ? solver.adjointGradientP() : solver.forwardGradientP();
-    if (!gP.empty()) {
+    const std::vector<PetscScalar> CostGradient::*dP = result.adjointComputed ? &CostGradient::adjointP : &CostGradient::forwardP;
+    if ((result.adjointComputed || result.forwardComputed) && !result.gradient.empty()) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sensitivities of frequency violations to dispatch at t = %g (%s):\n        %12s %12s %12s\n", (double)tf,
-                            !solver.adjointGradientP().empty() ? "adjoint" : "forward", "P_g^1", "P_g^2", "P_g^3"));
-      for (PetscInt k = 0; k < std::min(areaGens, costGens); ++k)
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-4" PetscInt_FMT " %12.6f %12.6f %12.6f\n", k + 1, (double)gP[k][L.pP(0)], (double)gP[k][L.pP(1)],
-                              (double)gP[k][L.pP(2)]));
+                            result.adjointComputed ? "adjoint" : "forward", "P_g^1", "P_g^2", "P_g^3"));
+      for (PetscInt k = 0; k < std::min(areaGens, costGens); ++k) {
+        const std::vector<PetscScalar> &gP = result.gradient[k].*dP;
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  H%-4" PetscInt_FMT " %12.6f %12.6f %12.6f\n", k + 1, (double)gP[L.pP(0)], (double)gP[L.pP(1)],
+                              (double)gP[L.pP(2)]));
+      }
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "timing: solve%s%s %.4f s\n", solver.forwardSensitivities() ? " + forward sensitivities" : "",
                           solver.adjoint() ? " + adjoint" : "", wall));

@@ -155,7 +155,7 @@ struct DispatchProblem {
     solver.setForwardSensitivities(forward);
     solver.setAdjoint(adjoint);
     PetscCall(solver.solve());
-    *J = PetscRealPart(solver.objective().at(0));
+    *J = PetscRealPart(solver.result().objective.at(0));
     PetscFunctionReturn(0);
   }
 
@@ -179,8 +179,8 @@ struct DispatchProblem {
     PetscCall(evaluate(q, true, true, &e.J));
     e.adjoint.resize(nGen), e.forward.resize(nGen);
     for (PetscInt g = 0; g < nGen; ++g) {
-      e.adjoint[g] = PetscRealPart(solver.adjointGradientP().at(0).at(L1.pP(g)));
-      e.forward[g] = PetscRealPart(solver.forwardGradientP().at(0).at(L1.pP(g)));
+      e.adjoint[g] = PetscRealPart(solver.result().gradient.at(0).adjointP.at(L1.pP(g)));
+      e.forward[g] = PetscRealPart(solver.result().gradient.at(0).forwardP.at(L1.pP(g)));
     }
     PetscFunctionReturn(0);
   }
@@ -202,11 +202,11 @@ static PetscErrorCode objectiveAndGradient(Vec X, PetscReal *f, Vec G, DispatchP
   switch (prob->source) {
   case ADJOINT:
     PetscCall(prob->evaluate(prob->p, false, true, f));
-    for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.adjointGradientP().at(0).at(L1.pP(k)));
+    for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.result().gradient.at(0).adjointP.at(L1.pP(k)));
     break;
   case FORWARD:
     PetscCall(prob->evaluate(prob->p, true, false, f));
-    for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.forwardGradientP().at(0).at(L1.pP(k)));
+    for (PetscInt k = 0; k < nGen; ++k) g[k] = PetscRealPart(prob->solver.result().gradient.at(0).forwardP.at(L1.pP(k)));
     break;
   case FD: {
     std::vector<PetscReal> fd;
@@ -272,8 +272,8 @@ static PetscErrorCode IterationTable(Tao tao, void *ctx) {
 static PetscErrorCode printEvents(MPI_Comm comm, const Solver &solver) {
   PetscFunctionBeginUser;
   PetscCall(PetscPrintf(comm, "events:"));
-  for (const auto &r : solver.events().records()) PetscCall(PetscPrintf(comm, " %s at t = %.12f;", r.name.c_str(), (double)r.time));
-  PetscCall(PetscPrintf(comm, " %" PetscInt_FMT " steps\n", solver.stats().steps));
+  for (const auto &r : solver.result().events().records()) PetscCall(PetscPrintf(comm, " %s at t = %.12f;", r.name.c_str(), (double)r.time));
+  PetscCall(PetscPrintf(comm, " %" PetscInt_FMT " steps\n", solver.result().stats.steps));
   PetscFunctionReturn(0);
 }
 

@@ -198,18 +198,19 @@ int main(int argc, char **argv) {
     PetscCall(TSSetMaxTime(ts, 1.4));
     PetscCall(solver.setFromOptions());
     PetscCall(solver.solve());
+    const SolveResult &result = solver.result();
     const std::vector<const char *> names = {"a", "e", "x0"};
     const std::vector<double> expected = {forgets.fWithoutP ? 0.0 : 1.5, 1.0, 1.1};
     PetscScalar xT;
-    PetscCall(vecEntry(solver.finalState(), 0, &xT));
+    PetscCall(globalEntry(result.finalState(), 0, &xT));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "callback_contract %s: x(T) = %.17g (exact 0.8), %zu events\n", name, (double)xT,
-                          solver.events().size()));
+                          result.events().size()));
     for (size_t k = 0; k < names.size(); ++k) {
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "exact dJ/d%s = %.17g\n", names[k], expected[k]));
-      if (!solver.forwardGradientP().empty())
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "forward dJ/d%s = %.17g\n", names[k], (double)solver.forwardGradientP()[0][k]));
-      if (!solver.adjointGradientP().empty())
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "adjoint dJ/d%s = %.17g\n", names[k], (double)solver.adjointGradientP()[0][k]));
+      if (result.forwardComputed)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "forward dJ/d%s = %.17g\n", names[k], (double)result.gradient[0].forwardP[k]));
+      if (result.adjointComputed)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "adjoint dJ/d%s = %.17g\n", names[k], (double)result.gradient[0].adjointP[k]));
     }
   }
   PetscCall(PetscFinalize());

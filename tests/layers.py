@@ -42,7 +42,7 @@ LAYERS = [
      ["src/model/*", "include/hybridsens/model.hpp", "include/hybridsens/objective.hpp",
       "include/hybridsens/second_order.hpp", "include/hybridsens/memory.hpp",
       "include/hybridsens/event_log.hpp", "include/hybridsens/options.hpp",
-      "include/hybridsens/monitors.hpp"]),
+      "include/hybridsens/monitors.hpp", "include/hybridsens/small_model.hpp"]),
     ("engine",
      "integrates the hybrid model with a PETSc TS: the user's callbacks under the library's "
      "conventions, event detection and location, transitions, the stored trajectory",
@@ -58,10 +58,10 @@ LAYERS = [
      "what a user calls: the Solver that wires the layers below together, the gradient and "
      "Hessian checks, the summary, the gradient tables, TAO glue",
      ["src/driver/*", "include/hybridsens/solver.hpp", "include/hybridsens/verify.hpp",
-      "include/hybridsens/hessian.hpp", "include/hybridsens/tao.hpp",
+      "include/hybridsens/hessian.hpp", "include/hybridsens/tao.hpp", "include/hybridsens/result.hpp",
       "include/hybridsens/hybridsens.hpp"]),
     ("ad",
-     "optional header-only front end (Trilinos Sacado) that writes a model's derivative "
+     "optional front end (Trilinos Sacado; templates in the headers, the model-independent part in src/ad) that writes a model's derivative "
      "callbacks; the library must build without it, so no layer below includes it",
      ["include/hybridsens/ad.hpp", "include/hybridsens/ad_local*.hpp", "include/hybridsens/detail/ad_*.hpp",
       "src/ad/*"]),

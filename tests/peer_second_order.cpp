@@ -309,7 +309,7 @@ PetscErrorCode compare(const char *type, PetscReal mu, PetscReal dt, bool assert
   opt.relativeStep = 1e-4;
   HessianCheckReport rep;
   PetscCall(checkHessian(solver, opt, rep));  // also asserts FoA = hybrid, symmetry, FD (errors if not)
-  const PetscReal H = rep.foa[0][0][0], ga = solver.adjointGradientP()[0][0];
+  const PetscReal H = rep.foa[0][0][0], ga = solver.result().gradient[0].adjointP[0];
   const PetscReal dPetsc = std::fabs(Hp - H) / std::fabs(H), dFD = std::fabs(rep.finiteDifference[0][0][0] - H) / std::fabs(H);
   const PetscReal dGrad = std::fabs(gp - ga) / std::fabs(ga);
   PetscCall(PetscPrintf(PETSC_COMM_SELF,

@@ -53,7 +53,7 @@ PetscErrorCode run(HybridModel &model, PetscScalar *xT) {
   PetscFunctionBeginUser;
   PetscCall(hstest::configureFixedStep(solver, TSRK, 0.1, 1.4));
   PetscCall(solver.solve());
-  PetscCall(vecEntry(solver.finalState(), 0, xT));
+  PetscCall(globalEntry(solver.result().finalState(), 0, xT));
   PetscFunctionReturn(0);
 }
 

@@ -149,16 +149,16 @@ SolveResult solve(HybridModel &model, const std::vector<const CostFunction *> &c
   solver.setForwardSensitivities(true);
   solver.setAdjoint(true);
   EXPECT_EQ(solver.solve(), 0);
-  for (const auto &e : solver.events().records()) {
+  for (const auto &e : solver.result().events().records()) {
     r.times.push_back(e.time);
     r.steps.push_back(e.step);
     r.ids.push_back(e.name + " " + describe(e.before) + "->" + describe(e.after));
   }
-  r.finalState = gatherAll(solver.finalState());
-  r.objective = solver.objective();
+  r.finalState = gatherAll(solver.result().finalState());
+  r.objective = solver.result().objective;
   for (size_t k = 0; k < costs.size(); ++k) {
-    const auto &fp = solver.forwardGradientP()[k], &ap = solver.adjointGradientP()[k];
-    const auto &fu = solver.forwardGradientU0()[k], &au = solver.adjointGradientU0()[k];
+    const auto &fp = solver.result().gradient[k].forwardP, &ap = solver.result().gradient[k].adjointP;
+    const auto &fu = solver.result().gradient[k].forwardU0, &au = solver.result().gradient[k].adjointU0;
     r.fwdP.insert(r.fwdP.end(), fp.begin(), fp.end());
     r.adjP.insert(r.adjP.end(), ap.begin(), ap.end());
     r.fwdU0.insert(r.fwdU0.end(), fu.begin(), fu.end());

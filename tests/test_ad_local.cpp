@@ -466,13 +466,13 @@ Result solveRing(HybridModel &m, CostFunction &cost, const char *extra = "") {
   s.setAdjoint(true);
   s.setInitialStateSensitivities({0, 4, 10});
   EXPECT_EQ(s.solve(), 0);
-  for (const auto &e : s.events().records()) r.eventTimes.push_back(e.time), r.modes.push_back(e.after);
-  r.finalState = gatherAll(s.finalState());
-  r.objective = s.objective();
-  r.fwd = s.forwardGradientP()[0];
-  r.adj = s.adjointGradientP()[0];
-  r.fwdU0 = s.forwardGradientU0()[0];
-  r.adjU0 = s.adjointGradientU0()[0];
+  for (const auto &e : s.result().events().records()) r.eventTimes.push_back(e.time), r.modes.push_back(e.after);
+  r.finalState = gatherAll(s.result().finalState());
+  r.objective = s.result().objective;
+  r.fwd = s.result().gradient[0].forwardP;
+  r.adj = s.result().gradient[0].adjointP;
+  r.fwdU0 = s.result().gradient[0].forwardU0;
+  r.adjU0 = s.result().gradient[0].adjointU0;
   return r;
 }
 
@@ -527,7 +527,7 @@ TEST_F(LocalVsDense, LocalGradientAgreesWithFiniteDifferences) {
     GradientCheckOptions opt;
     GradientCheckReport rep;
     EXPECT_EQ(checkGradient(s, opt, rep), 0) << type;
-    EXPECT_GE(s.events().size(), 3u) << type;  // the time event, engage and release at least
+    EXPECT_GE(s.result().events().size(), 3u) << type;  // the time event, engage and release at least
     EXPECT_TRUE(rep.passed) << type;
     EXPECT_LE(rep.adjointVsForward, 1e-12) << type;
     EXPECT_LE(rep.adjointVsFD, 1e-6) << type;

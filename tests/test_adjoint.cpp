@@ -8,14 +8,14 @@
 using namespace hybridsens;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // ẋ = -k x, x(0) = 1, parameters (k, p); a time event at 0.5 adds p to x (R_p = 1).
-class KickedDecay : public SmallModel {
+class KickedDecay : public TestModel {
 public:
-  KickedDecay() : SmallModel(1) {
+  KickedDecay() : TestModel(1) {
     x0 = {1};
     params = {1.0, 0.3};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &c) { y[0] = -c.p[0] * x[0]; };
@@ -137,9 +137,9 @@ TEST(Measurements, ValuesOnlyNeedNoGradient) {
   s.addCost(cost);
   ASSERT_EQ(configure(s, TSRK, 1e-3), 0);
   ASSERT_EQ(s.solve(), 0);
-  ASSERT_EQ(s.objective().size(), 1u);
+  ASSERT_EQ(s.result().objective.size(), 1u);
   const PetscReal k = 1.0, p = 0.3, exact = std::exp(-k * 0.25) + (std::exp(-k * 0.5) + p) * std::exp(-k * 0.25);
-  EXPECT_NEAR(s.objective()[0], exact, 1e-12);
+  EXPECT_NEAR(s.result().objective[0], exact, 1e-12);
   s.setForwardSensitivities(true);
   ErrorCapture capture;
   EXPECT_NE(s.solve(), 0);
@@ -157,10 +157,11 @@ TEST(Adjoint, MeasurementAtAnEventObservesTheRightLimit) {
   s.setForwardSensitivities(true);
   s.setAdjoint(true);
   ASSERT_EQ(s.solve(), 0);
-  EXPECT_NEAR(s.objective()[0], std::exp(-0.5) + 0.3, 1e-12);
-  for (const auto *g : {&s.adjointGradientP(), &s.forwardGradientP()}) {
-    EXPECT_NEAR((*g)[0][0], -0.5 * std::exp(-0.5), 1e-12);
-    EXPECT_NEAR((*g)[0][1], 1.0, 1e-14);
+  EXPECT_NEAR(s.result().objective[0], std::exp(-0.5) + 0.3, 1e-12);
+  const CostGradient &g = s.result().gradient.at(0);
+  for (const auto *gp : {&g.adjointP, &g.forwardP}) {
+    EXPECT_NEAR((*gp)[0], -0.5 * std::exp(-0.5), 1e-12);
+    EXPECT_NEAR((*gp)[1], 1.0, 1e-14);
   }
 }
 
@@ -177,8 +178,8 @@ TEST(Adjoint, TwoCostsInOneSweepEqualSeparateSweeps) {
     ASSERT_EQ(configure(s, TSCN, 0.01), 0);
     s.setAdjoint(true);
     ASSERT_EQ(s.solve(), 0);
-    if (run == 0) together = s.adjointGradientP();
-    else alone.push_back(s.adjointGradientP()[0]);
+    if (run == 0) together = s.result().gradientTable(&CostGradient::adjointP);
+    else alone.push_back(s.result().gradient[0].adjointP);
   }
   for (int k = 0; k < 2; ++k)
     for (int j = 0; j < 2; ++j) EXPECT_EQ(together[k][j], alone[k][j]) << "cost " << k << " parameter " << j;
@@ -199,9 +200,9 @@ static AdjointRun kickedDecayAdjoint(const std::string &options) {
   EXPECT_EQ(configure(s, TSCN, 0.01), 0);
   s.setAdjoint(true);
   EXPECT_EQ(s.solve(), 0);
-  r.gp = s.adjointGradientP();
-  r.gu = s.adjointGradientU0();
-  r.reused = s.stats().reusedJacobians;
+  r.gp = s.result().gradientTable(&CostGradient::adjointP);
+  r.gu = s.result().gradientTable(&CostGradient::adjointU0);
+  r.reused = s.result().stats.reusedJacobians;
   return r;
 }
 
@@ -259,7 +260,7 @@ TEST(Adjoint, FinalStateIsKeptAfterTheReverseSweep) {
     ASSERT_EQ(configure(s, TSCN, 0.01), 0);
     s.setAdjoint(adj);
     ASSERT_EQ(s.solve(), 0);
-    ASSERT_EQ(VecSum(s.finalState(), &x[adj]), 0);
+    ASSERT_EQ(VecSum(s.result().finalState(), &x[adj]), 0);
   }
   EXPECT_EQ(x[0], x[1]);
 }

@@ -232,7 +232,7 @@ PetscErrorCode runDAE(const SwitchedConstraintDAE &model, PetscReal h, DAERun &o
   PetscCall(solver.setFromOptions());
   PetscCall(TSMonitorSet(solver.ts(), recordStart, &out.start, nullptr));
   PetscCall(solver.solve());
-  for (const auto &r : solver.events().records()) {
+  for (const auto &r : solver.result().events().records()) {
     EventSummary e{r.time, r.id, r.before, r.after, r.step, {}, {}, {}, {}};
     PetscCall(gatherToAll(r.uminus, e.um));
     PetscCall(gatherToAll(r.uplus, e.up));
@@ -240,9 +240,9 @@ PetscErrorCode runDAE(const SwitchedConstraintDAE &model, PetscReal h, DAERun &o
     PetscCall(gatherToAll(r.udotplus, e.udp));
     out.events.push_back(std::move(e));
   }
-  PetscCall(gatherToAll(solver.finalState(), out.uf));
-  out.finalTime = solver.finalTime();
-  out.finalMode = solver.finalDiscreteState();
+  PetscCall(gatherToAll(solver.result().finalState(), out.uf));
+  out.finalTime = solver.result().finalTime;
+  out.finalMode = solver.result().finalDiscreteState;
   PetscFunctionReturn(0);
 }
 

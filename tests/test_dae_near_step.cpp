@@ -241,18 +241,18 @@ PetscErrorCode runRelay(PetscReal x0, const std::vector<PetscReal> &p, const Run
   s.setForwardSensitivities(spec.gradients);
   s.setAdjoint(spec.gradients);
   PetscCall(s.solve());
-  out.J = s.objective()[0];
+  out.J = s.result().objective[0];
   out.eventTimes.clear();
   out.eventSteps.clear();
-  for (const auto &r : s.events().records()) {
+  for (const auto &r : s.result().events().records()) {
     out.eventTimes.push_back(r.time);
     out.eventSteps.push_back(r.step);
   }
   if (spec.gradients) {
-    out.fwd = s.forwardGradientP()[0];
-    out.adj = s.adjointGradientP()[0];
-    out.fwd.push_back(s.forwardGradientU0()[0][0]);
-    out.adj.push_back(s.adjointGradientU0()[0][0]);
+    out.fwd = s.result().gradient[0].forwardP;
+    out.adj = s.result().gradient[0].adjointP;
+    out.fwd.push_back(s.result().gradient[0].forwardU0[0]);
+    out.adj.push_back(s.result().gradient[0].adjointU0[0]);
   }
   PetscFunctionReturn(0);
 }

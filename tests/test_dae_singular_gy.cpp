@@ -11,14 +11,14 @@
 #include <regex>
 
 using namespace hybridsens;
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
-class SingularInModeOne : public SmallModel {
+class SingularInModeOne : public TestModel {
 public:
   // storeZero: rhsJacobian stores g_y = 0 explicitly; else it stores no entry there at all.
-  SingularInModeOne(PetscInt initialMode, bool storeZero) : SmallModel(2), initialMode_(initialMode), storeZero_(storeZero) {
+  SingularInModeOne(PetscInt initialMode, bool storeZero) : TestModel(2), initialMode_(initialMode), storeZero_(storeZero) {
     x0 = {1.0, 0.5};
     f = [](PetscReal, const PetscScalar *u, PetscScalar *y, const ModeContext &c) {
       y[0] = -u[0] + u[1];

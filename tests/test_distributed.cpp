@@ -263,15 +263,15 @@ PetscErrorCode runBank(const ThermostatBank &model, Method method, PetscReal dt,
     PetscCheck(type && std::string(type) == MATSOLVERMUMPS, model.comm(), PETSC_ERR_PLIB, "expected MUMPS, got %s", type ? type : "(none)");
   }
   out.events.clear();
-  for (const auto &r : solver.events().records()) {
+  for (const auto &r : solver.result().events().records()) {
     EventSummary e{r.time, r.id, r.before, r.after, r.step, r.orderAtInstant, {}};
     PetscCall(gatherToAll(r.uplus, e.uplus));
     out.events.push_back(std::move(e));
   }
-  PetscCall(gatherToAll(solver.finalState(), out.finalState));
-  out.finalTime = solver.finalTime();
-  out.finalMode = solver.finalDiscreteState();
-  out.stats = solver.stats();
+  PetscCall(gatherToAll(solver.result().finalState(), out.finalState));
+  out.finalTime = solver.result().finalTime;
+  out.finalMode = solver.result().finalDiscreteState;
+  out.stats = solver.result().stats;
   PetscFunctionReturn(0);
 }
 

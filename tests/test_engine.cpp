@@ -13,15 +13,15 @@ using namespace hybridsens;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
 
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // x1 = sin t (x1' = x2, x2' = -x1) with one guard on x1 in a chosen direction; every firing
 // bumps d[0] and leaves the guard active.
-class Oscillator : public SmallModel {
+class Oscillator : public TestModel {
 public:
-  explicit Oscillator(Direction dir, PetscReal level = 0) : SmallModel(2), dir_(dir), level_(level) {
+  explicit Oscillator(Direction dir, PetscReal level = 0) : TestModel(2), dir_(dir), level_(level) {
     x0 = {0, 1};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = x[1], y[1] = -x[0]; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[1] = 1, a[2] = -1; };
@@ -58,7 +58,7 @@ PetscErrorCode runModel(Solver &solver, const char *tsType, PetscReal dt, PetscR
 
 std::vector<PetscReal> eventTimes(const Solver &s) {
   std::vector<PetscReal> t;
-  for (auto &r : s.events().records()) t.push_back(r.time);
+  for (auto &r : s.result().events().records()) t.push_back(r.time);
   return t;
 }
 
@@ -81,7 +81,7 @@ TEST(Engine, DirectionIsFiltered) {
       // RK4 at dt=1e-3 is accurate to ~1e-12; CN to ~1e-7 (second order).
       const PetscReal tol = !strcmp(type, TSRK) ? 1e-9 : 1e-5;
       for (size_t i = 0; i < t.size(); ++i) EXPECT_NEAR(t[i], c.expected[i], tol) << type;
-      EXPECT_EQ(solver.finalDiscreteState()[0], (PetscInt)c.expected.size());
+      EXPECT_EQ(solver.result().finalDiscreteState[0], (PetscInt)c.expected.size());
     }
   }
 }
@@ -91,8 +91,8 @@ TEST(Engine, GuardIsZeroAtTheEventToTolerance) {
   Solver solver(model);
   ScopedOptions o("-ts_adapt_type none");
   ASSERT_EQ(runModel(solver, TSRK, 0.1, 7.0), 0);  // large steps: location does the work
-  ASSERT_EQ(solver.events().size(), 3u);            // sin t = 0.5 at π/6, 5π/6, 13π/6 (< 7)
-  for (auto &r : solver.events().records()) {
+  ASSERT_EQ(solver.result().events().size(), 3u);            // sin t = 0.5 at π/6, 5π/6, 13π/6 (< 7)
+  for (auto &r : solver.result().events().records()) {
     const PetscScalar *x;
     VecGetArrayRead(r.uminus, &x);
     PetscMPIInt rank;
@@ -103,9 +103,9 @@ TEST(Engine, GuardIsZeroAtTheEventToTolerance) {
 }
 
 // x' = 1; time events 0 and 1 both at 0.3 (event 1 doubles x), event 2 at 0.7.
-class Clock : public SmallModel {
+class Clock : public TestModel {
 public:
-  Clock() : SmallModel(1) {
+  Clock() : TestModel(1) {
     x0 = {0};
     f = [](PetscReal, const PetscScalar *, PetscScalar *y, const ModeContext &) { y[0] = 1; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *, const ModeContext &) {};
@@ -133,7 +133,7 @@ TEST(Engine, TimeEventsLandExactlyAndSimultaneousOnesApplyInOrder) {
     Solver solver(model);
     ScopedOptions o("-ts_adapt_type none");
     ASSERT_EQ(runModel(solver, type, 0.25, 1.0), 0);
-    const auto &r = solver.events().records();
+    const auto &r = solver.result().events().records();
     ASSERT_EQ(r.size(), 3u);
     EXPECT_EQ(r[0].time, 0.3);  // exactly, not approximately
     EXPECT_EQ(r[1].time, 0.3);
@@ -141,7 +141,7 @@ TEST(Engine, TimeEventsLandExactlyAndSimultaneousOnesApplyInOrder) {
     EXPECT_EQ(r[0].step, r[1].step);  // same instant, same step boundary
     EXPECT_EQ(r[0].orderAtInstant, 0);
     EXPECT_EQ(r[1].orderAtInstant, 1);
-    EXPECT_EQ(solver.finalDiscreteState()[0], 123);  // te0, then te1, then te2
+    EXPECT_EQ(solver.result().finalDiscreteState[0], 123);  // te0, then te1, then te2
     // Each transition has its own snapshot: te1 starts where te0 ended, and doubles x.
     std::vector<PetscScalar> a, b, c;
     PetscScalar v;
@@ -155,16 +155,16 @@ TEST(Engine, TimeEventsLandExactlyAndSimultaneousOnesApplyInOrder) {
     VecNorm(w, NORM_INFINITY, &diff);
     EXPECT_LE(diff, 1e-15);
     VecDestroy(&w);
-    VecSum(solver.finalState(), &v);
+    VecSum(solver.result().finalState(), &v);
     EXPECT_NEAR(v, 2 * 0.3 + 0.7, 1e-13) << type;
   }
 }
 
 // Projectile x1' = x2, x2' = -1 from (0, 1): apex x1 = 0.5 at t = 1. A guard at the apex
 // level minus delta crosses with a vanishing rate when delta → 0: grazing.
-class Projectile : public SmallModel {
+class Projectile : public TestModel {
 public:
-  explicit Projectile(PetscReal delta) : SmallModel(2), delta_(delta) {
+  explicit Projectile(PetscReal delta) : TestModel(2), delta_(delta) {
     x0 = {0, 1};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = x[1], y[1] = -1; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[1] = 1; };
@@ -193,7 +193,7 @@ TEST(EngineErrors, GrazingIsAnError) {
     Solver solver(control);
     ScopedOptions o("-ts_adapt_type none");
     ASSERT_EQ(runModel(solver, TSRK, 0.01, 2.0), 0);
-    EXPECT_EQ(solver.events().size(), 1u);
+    EXPECT_EQ(solver.result().events().size(), 1u);
   }
   Projectile model(1e-14);  // crosses with rate ~1.4e-7 relative to its scale
   Solver solver(model);
@@ -205,9 +205,9 @@ TEST(EngineErrors, GrazingIsAnError) {
 }
 
 // Ball dropped from 1 (g = 1) with restitution 0.5: impacts accumulate (Zeno).
-class Ball : public SmallModel {
+class Ball : public TestModel {
 public:
-  Ball() : SmallModel(2) {
+  Ball() : TestModel(2) {
     x0 = {1, 0};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = x[1], y[1] = -1; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[1] = 1; };
@@ -295,9 +295,9 @@ TEST(EngineErrors, CxxExceptionInCallbackBecomesPetscError) {
 }
 
 // DAE x' = -x, 0 = y² - x in mode 0; a time event at 0.5 switches to 0 = y² + 1 (no solution).
-class ImpossibleDAE : public SmallModel {
+class ImpossibleDAE : public TestModel {
 public:
-  ImpossibleDAE() : SmallModel(2) {
+  ImpossibleDAE() : TestModel(2) {
     x0 = {1, 1};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &c) {
       y[0] = -x[0];
@@ -373,7 +373,7 @@ TEST(Engine, AdaptiveStepsLocateEvents) {
     auto t = eventTimes(solver);
     ASSERT_EQ(t.size(), expected.size()) << c.type;
     for (size_t i = 0; i < t.size(); ++i) EXPECT_NEAR(t[i], expected[i], c.tol) << c.type;
-    EXPECT_GT(solver.stats().steps, 10) << "the controller should have refined the initial step";
-    EXPECT_NEAR(solver.finalTime(), 7.0, 0.0);
+    EXPECT_GT(solver.result().stats.steps, 10) << "the controller should have refined the initial step";
+    EXPECT_NEAR(solver.result().finalTime, 7.0, 0.0);
   }
 }

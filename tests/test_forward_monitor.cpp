@@ -73,14 +73,14 @@ Trace solveTo(ring::RingLocal &model, RunningCost &cost, PetscReal T, bool forwa
       return 0;
     });
   EXPECT_EQ(s.solve(), 0);
-  r.objective = {s.objective().begin(), s.objective().end()};
+  r.objective = {s.result().objective.begin(), s.result().objective.end()};
   if (forward) {
-    r.gradP = {s.forwardGradientP()[0].begin(), s.forwardGradientP()[0].end()};
-    r.gradU0 = {s.forwardGradientU0()[0].begin(), s.forwardGradientU0()[0].end()};
-    r.finalS = denseAll(s.finalSensitivities(), N, NP + (PetscInt)u0Columns.size());
+    r.gradP = {s.result().gradient[0].forwardP.begin(), s.result().gradient[0].forwardP.end()};
+    r.gradU0 = {s.result().gradient[0].forwardU0.begin(), s.result().gradient[0].forwardU0.end()};
+    r.finalS = denseAll(s.result().finalSensitivities(), N, NP + (PetscInt)u0Columns.size());
   }
-  r.events = s.events().size();
-  for (const auto &e : s.events().records()) r.uplus.push_back(gatherAll(e.uplus));
+  r.events = s.result().events().size();
+  for (const auto &e : s.result().events().records()) r.uplus.push_back(gatherAll(e.uplus));
   return r;
 }
 

@@ -1,4 +1,4 @@
-// Solver::viewGradients and vecEntry, on the distributed ring of oscillators (tests/ring_models.hpp):
+// Solver::viewGradients and globalEntry, on the distributed ring of oscillators (tests/ring_models.hpp):
 //   * the printed tables carry every parameter name and chosen initial-state column, one row per
 //     cost, and the numbers read back equal forwardGradientP/U0 and adjointGradientP/U0 to the
 //     printed 10 significant digits; the printed adjoint-vs-forward difference is
@@ -6,7 +6,7 @@
 //   * initialStateColumns = false drops the u0 columns; without the adjoint only the forward
 //     table is printed and adjointForwardDifference() is −1;
 //   * a parameterNames() of the wrong length and a non-ASCII viewer are refused;
-//   * vecEntry returns the same entry on every rank, equal to the gathered vector.
+//   * globalEntry returns the same entry on every rank, equal to the gathered vector.
 // Registered at 1 and 3 ranks.
 #include "ad_support.hpp"
 #include "ring_models.hpp"
@@ -120,10 +120,10 @@ TEST_F(GradientViewTest, TablesReadBackAsTheGradients) {
   const std::vector<std::string> names = ring::names();
   struct Table {
     const char *title;
-    const std::vector<std::vector<PetscScalar>> &gp, &gu;
+    std::vector<std::vector<PetscScalar>> gp, gu;
   };
-  for (const Table &t : {Table{"forward sensitivities", s.forwardGradientP(), s.forwardGradientU0()},
-                         Table{"adjoint gradients", s.adjointGradientP(), s.adjointGradientU0()}}) {
+  for (const Table &t : {Table{"forward sensitivities", s.result().gradientTable(&CostGradient::forwardP), s.result().gradientTable(&CostGradient::forwardU0)},
+                         Table{"adjoint gradients", s.result().gradientTable(&CostGradient::adjointP), s.result().gradientTable(&CostGradient::adjointU0)}}) {
     std::vector<std::string> header;
     const auto rows = readTable(text, t.title, header);
     std::vector<std::string> expected;
@@ -140,7 +140,7 @@ TEST_F(GradientViewTest, TablesReadBackAsTheGradients) {
       }
     }
   }
-  const double diff = s.adjointForwardDifference();
+  const double diff = s.result().adjointForwardDifference();
   EXPECT_GE(diff, 0.0);
   EXPECT_LE(diff, 1e-12);
   const auto at = text.find("adjoint vs forward: max relative difference ");
@@ -152,7 +152,7 @@ TEST_F(GradientViewTest, TablesReadBackAsTheGradients) {
 TEST_F(GradientViewTest, ForwardOnlyAndWithoutInitialStateColumns) {
   Solver s(model);
   solve(s, false);
-  EXPECT_EQ(s.adjointForwardDifference(), -1.0);
+  EXPECT_EQ(s.result().adjointForwardDifference(), -1.0);
   PetscMPIInt rank;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   const std::string text = viewToString(s, false);
@@ -204,15 +204,15 @@ TEST(GradientView, WrongNumberOfParameterNamesIsRefused) {
 TEST_F(GradientViewTest, VecEntryIsTheGatheredEntryOnEveryRank) {
   Solver s(model);
   solve(s, false);
-  const std::vector<double> all = gatherAll(s.finalState());
+  const std::vector<double> all = gatherAll(s.result().finalState());
   for (PetscInt i = 0; i < (PetscInt)all.size(); ++i) {
     PetscScalar x = -1;
-    ASSERT_EQ(vecEntry(s.finalState(), i, &x), 0);
+    ASSERT_EQ(globalEntry(s.result().finalState(), i, &x), 0);
     EXPECT_EQ((double)x, all[i]) << "entry " << i;
   }
   ErrorCapture capture;
   PetscScalar x;
-  EXPECT_NE(vecEntry(s.finalState(), (PetscInt)all.size(), &x), 0);
+  EXPECT_NE(globalEntry(s.result().finalState(), (PetscInt)all.size(), &x), 0);
   EXPECT_NE(capture.message().find("outside"), std::string::npos) << capture.message();
 }
 

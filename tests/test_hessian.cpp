@@ -275,8 +275,8 @@ void checkAll(const std::string &opts) {
   std::vector<std::vector<PetscScalar>> g;
   HS_OK(f.solver.secondOrderGradient(g));
   for (size_t k = 0; k < 3; ++k) {
-    std::vector<PetscScalar> ref = f.solver.adjointGradientP()[k];
-    ref.insert(ref.end(), f.solver.adjointGradientU0()[k].begin(), f.solver.adjointGradientU0()[k].end());
+    std::vector<PetscScalar> ref = f.solver.result().gradient[k].adjointP;
+    ref.insert(ref.end(), f.solver.result().gradient[k].adjointU0.begin(), f.solver.result().gradient[k].adjointU0.end());
     PetscReal scale = 0, diff = 0;
     for (size_t i = 0; i < ref.size(); ++i) scale = std::max(scale, (PetscReal)std::fabs(ref[i]));
     for (size_t i = 0; i < ref.size(); ++i) diff = std::max(diff, (PetscReal)std::fabs(ref[i] - g[k][i]));
@@ -419,7 +419,7 @@ TEST(Hessian, ModeSwitchAtAFixedTimeIsExact) {
     SCOPED_TRACE(opts);
     SwitchedFixture f(SwitchedPendulum::FixedTime, opts);
     HS_OK(f.solver.solve());
-    ASSERT_EQ(f.solver.events().size(), 1u);
+    ASSERT_EQ(f.solver.result().events().size(), 1u);
     HessianCheckOptions opt;
     HessianCheckReport rep;
     HS_OK(checkHessian(f.solver, opt, rep));
@@ -432,7 +432,7 @@ TEST(Hessian, ModeSwitchAtAFixedTimeIsExact) {
 TEST(Hessian, GuardThatNeverFiresIsFine) {
   SwitchedFixture f(SwitchedPendulum::GuardNeverFires, "-ts_type rk -ts_rk_type 4 -ts_dt 0.01");
   HS_OK(f.solver.solve());
-  ASSERT_EQ(f.solver.events().size(), 0u);
+  ASSERT_EQ(f.solver.result().events().size(), 0u);
   HessianCheckOptions opt;
   HessianCheckReport rep;
   HS_OK(checkHessian(f.solver, opt, rep));
@@ -465,7 +465,7 @@ void expectRefusal(SwitchedPendulum::Variant v, const char *what) {
   SwitchedFixture f(v, "-ts_type rk -ts_rk_type 4 -ts_dt 0.01");
   f.solver.setAdjoint(true);
   HS_OK(f.solver.solve());  // first-order sensitivities through the event are fine
-  ASSERT_GE(f.solver.events().size(), 1u);
+  ASSERT_GE(f.solver.result().events().size(), 1u);
   Tensor H;
   ErrorCapture err;
   EXPECT_NE(f.solver.computeHessian(HessianMethod::Auto, H), 0);

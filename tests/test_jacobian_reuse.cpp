@@ -41,11 +41,11 @@ SweepResult solve(ring::RingLocal &model, ring::RingCostLocal &cost, const char 
   s.setAdjoint(true);
   s.setInitialStateSensitivities({0, 4});
   EXPECT_EQ(s.solve(), 0);
-  r.gp = s.adjointGradientP();
-  r.gu = s.adjointGradientU0();
-  r.reused = s.stats().reusedJacobians;
-  r.steps = s.stats().steps;
-  r.events = s.stats().events;
+  r.gp = s.result().gradientTable(&CostGradient::adjointP);
+  r.gu = s.result().gradientTable(&CostGradient::adjointU0);
+  r.reused = s.result().stats.reusedJacobians;
+  r.steps = s.result().stats.steps;
+  r.events = s.result().stats.events;
   return r;
 }
 

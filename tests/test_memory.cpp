@@ -201,7 +201,7 @@ PetscReal objectiveAt(const MemoryRing &model, const CostFunction &cost, std::ve
   solver.addCost(cost);
   EXPECT_EQ(setUpSolver(solver, p), 0);
   EXPECT_EQ(solver.solve(), 0);
-  return solver.objective().at(0);
+  return solver.result().objective.at(0);
 }
 
 PetscErrorCode randomVec(Vec v, PetscInt seed) {
@@ -317,8 +317,8 @@ TEST(MemoryModel, SolveMatchesFiniteDifferencesOnEveryRankCount) {
   });
   ASSERT_EQ(setUpSolver(solver, p), 0);
   ASSERT_EQ(solver.solve(), 0);
-  ASSERT_GE(solver.events().size(), 2u);  // the time event and the guard
-  const auto &fwd = solver.forwardGradientP()[0], &adj = solver.adjointGradientP()[0];
+  ASSERT_GE(solver.result().events().size(), 2u);  // the time event and the guard
+  const auto &fwd = solver.result().gradient[0].forwardP, &adj = solver.result().gradient[0].adjointP;
   PetscReal scale = 0;
   for (PetscScalar g : adj) scale = std::max(scale, (PetscReal)std::fabs(g));
   for (size_t j = 0; j < p.size(); ++j) {
@@ -332,10 +332,10 @@ TEST(MemoryModel, SolveMatchesFiniteDifferencesOnEveryRankCount) {
   // The monitor: Arrived/AfterTransition samples, the last one at t₀ with λ(t₀) = dJ/du₀.
   ASSERT_FALSE(kinds.empty());
   EXPECT_EQ(kinds.back(), AdjointSample::Arrived);
-  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), AdjointSample::AfterTransition), (long)solver.events().size());
-  const auto &u0idx = solver.initialStateSensitivityIndices();
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), AdjointSample::AfterTransition), (long)solver.result().events().size());
+  const auto &u0idx = solver.result().initialStateIndices;
   ASSERT_FALSE(u0idx.empty());
-  for (size_t i = 0; i < u0idx.size(); ++i) EXPECT_EQ(lambda0.at(u0idx[i]), solver.adjointGradientU0()[0][i]);
+  for (size_t i = 0; i < u0idx.size(); ++i) EXPECT_EQ(lambda0.at(u0idx[i]), solver.result().gradient[0].adjointU0[i]);
 
   // The partial memory derivative of Serban & Recuero (2019) misses ẋ⁻ τ_p at the time event: dJ/dT₁ goes wrong.
   {
@@ -345,7 +345,7 @@ TEST(MemoryModel, SolveMatchesFiniteDifferencesOnEveryRankCount) {
     wrong.setAdjoint(true);
     ASSERT_EQ(setUpSolver(wrong, p), 0);
     ASSERT_EQ(wrong.solve(), 0);
-    EXPECT_GT(std::fabs(wrong.adjointGradientP()[0][2] - adj[2]), 1e-2 * scale);
+    EXPECT_GT(std::fabs(wrong.result().gradient[0].adjointP[2] - adj[2]), 1e-2 * scale);
   }
 }
 

@@ -12,14 +12,14 @@
 using namespace hybridsens;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // ẋ = −p x, x(0) = 1: J = x(T) = e^{−pT}.
-class Decay : public SmallModel {
+class Decay : public TestModel {
 public:
-  Decay() : SmallModel(1) {
+  Decay() : TestModel(1) {
     x0 = {1};
     params = {0.7};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &c) { y[0] = -c.p[0] * x[0]; };
@@ -176,7 +176,7 @@ TEST(SolverOptions, ReadUnderTheTsPrefix) {
   }
   EXPECT_TRUE(solver.adjoint());
   ASSERT_EQ(solver.solve(), 0);
-  EXPECT_NEAR(solver.adjointGradientP()[0][0], -std::exp(-0.7), 1e-8);  // d/dp e^{−p}
+  EXPECT_NEAR(solver.result().gradient[0].adjointP[0], -std::exp(-0.7), 1e-8);  // d/dp e^{−p}
   ScopedOptions o("-a_hs_adjiont");
   ErrorCapture cap;
   EXPECT_NE(solver.setFromOptions(), 0);

@@ -13,15 +13,15 @@ using namespace hybridsens;
 using hstest::configureFixedStep;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // q̇ = v, v̇ = −g from (q0, v0); impact guard γ = q (falling), reset v⁺ = −e v⁻.
-class Ball : public SmallModel {
+class Ball : public TestModel {
 public:
   static constexpr PetscReal g = 9.81;
-  Ball(PetscReal q0, PetscReal v0, PetscReal e, Direction dir = Direction::Falling) : SmallModel(2), e_(e), dir_(dir) {
+  Ball(PetscReal q0, PetscReal v0, PetscReal e, Direction dir = Direction::Falling) : TestModel(2), e_(e), dir_(dir) {
     x0 = {q0, v0};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = x[1], y[1] = -g; };
     dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[1] = 1; };
@@ -111,9 +111,9 @@ double finalStateError(Solver &s) {
   double err = 0;
   PetscMPIInt rank;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-  VecGetArrayRead(s.finalState(), &x);
+  VecGetArrayRead(s.result().finalState(), &x);
   if (rank == 0) err = std::max(std::fabs(x[0] - qT), std::fabs(x[1] - vT));
-  VecRestoreArrayRead(s.finalState(), &x);
+  VecRestoreArrayRead(s.result().finalState(), &x);
   MPI_Bcast(&err, 1, MPI_DOUBLE, 0, PETSC_COMM_WORLD);
   return err;
 }
@@ -219,7 +219,7 @@ TEST(RunConfiguration, PlainTypesStepThroughImpacts) {
       Solver s(model);
       ASSERT_EQ(configureFixedStep(s, type, k ? 0.005 : 0.01, 5.0), 0);
       ASSERT_EQ(s.solve(), 0) << type;
-      ASSERT_EQ(s.events().size(), 2u) << type;
+      ASSERT_EQ(s.result().events().size(), 2u) << type;
       err[k] = finalStateError(s);
     }
     // Exact for the quadratic motion (up to event location), or halved with the step.
@@ -257,20 +257,20 @@ TEST(RunConfiguration, GuardLeavingItsSurfaceIsLegal) {
     Solver s(model);
     ASSERT_EQ(configureFixedStep(s, TSRK, 0.01, 3.0), 0);
     ASSERT_EQ(s.solve(), 0);
-    ASSERT_EQ(s.events().size(), 1u);
-    EXPECT_NEAR(s.events().records()[0].time, 2.0, 1e-10);
+    ASSERT_EQ(s.result().events().size(), 1u);
+    EXPECT_NEAR(s.result().events().records()[0].time, 2.0, 1e-10);
   }
   Ball model(0, 0, 0.8, Direction::Rising);  // falls from the surface of a rising guard
   Solver s(model);
   ASSERT_EQ(configureFixedStep(s, TSRK, 0.01, 3.0), 0);
   ASSERT_EQ(s.solve(), 0);
-  EXPECT_EQ(s.events().size(), 0u);
+  EXPECT_EQ(s.result().events().size(), 0u);
 }
 
 // x' = −x + sin t declared time-independent: refused in a plain run too (a model without events
 // at its initial state), naming explicitTime() and rhsTimeDerivative().
 TEST(RunConfiguration, HiddenTimeDependenceIsRefusedInPlainRuns) {
-  SmallModel model(1);
+  TestModel model(1);
   model.x0 = {1};
   model.f = [](PetscReal t, const PetscScalar *x, PetscScalar *y, const ModeContext &) { y[0] = -x[0] + std::sin(t); };
   model.dfdu = [](PetscReal, const PetscScalar *, PetscScalar *a, const ModeContext &) { a[0] = -1; };

@@ -16,14 +16,14 @@
 using namespace hybridsens;
 using hstest::ErrorCapture;
 using hstest::ScopedOptions;
-using hstest::SmallModel;
+using hstest::TestModel;
 
 namespace {
 
 // ẋ = -k x (two components), no events.
-class Decay : public SmallModel {
+class Decay : public TestModel {
 public:
-  Decay() : SmallModel(2) {
+  Decay() : TestModel(2) {
     x0 = {1, 2};
     params = {1.0};
     f = [](PetscReal, const PetscScalar *x, PetscScalar *y, const ModeContext &c) { y[0] = -c.p[0] * x[0], y[1] = -c.p[0] * x[1]; };
@@ -98,7 +98,7 @@ Outcome run(PetscReal T, bool adjoint, const std::string &options = "") {
   o.ierr = s.solve();
   o.heapGrowth = atLastStep - (double)before;
   o.error = capture.message();
-  if (!o.ierr) o.steps = s.stats().steps, o.gradient = s.adjointGradientP();
+  if (!o.ierr) o.steps = s.result().stats.steps, o.gradient = s.result().gradientTable(&CostGradient::adjointP);
   return o;
 }
 

@@ -509,19 +509,19 @@ PetscErrorCode runModel(const LambdaModel &model, const std::vector<const CostFu
     PetscCall(PCFactorGetMatSolverType(pc, &type));
     PetscCheck(type && std::string(type) == MATSOLVERMUMPS, model.comm(), PETSC_ERR_PLIB, "expected MUMPS, got %s", type ? type : "(none)");
   }
-  PetscCheck(solver.finalTime() == tf, model.comm(), PETSC_ERR_PLIB, "stopped at %g, not %g", (double)solver.finalTime(), (double)tf);
-  out.J.assign(solver.objective().begin(), solver.objective().end());
+  PetscCheck(solver.result().finalTime == tf, model.comm(), PETSC_ERR_PLIB, "stopped at %g, not %g", (double)solver.result().finalTime, (double)tf);
+  out.J.assign(solver.result().objective.begin(), solver.result().objective.end());
   out.gp.clear();
   out.gu0.clear();
-  for (auto &g : solver.forwardGradientP()) out.gp.emplace_back(g.begin(), g.end());
-  for (auto &g : solver.forwardGradientU0()) out.gu0.emplace_back(g.begin(), g.end());
-  out.u0idx = solver.initialStateSensitivityIndices();
+  for (auto &g : solver.result().gradientTable(&CostGradient::forwardP)) out.gp.emplace_back(g.begin(), g.end());
+  for (auto &g : solver.result().gradientTable(&CostGradient::forwardU0)) out.gu0.emplace_back(g.begin(), g.end());
+  out.u0idx = solver.result().initialStateIndices;
   out.ap.clear();
   out.au0.clear();
   out.adjVsFwd = -1;
   if (adjoint) {
-    for (auto &g : solver.adjointGradientP()) out.ap.emplace_back(g.begin(), g.end());
-    for (auto &g : solver.adjointGradientU0()) out.au0.emplace_back(g.begin(), g.end());
+    for (auto &g : solver.result().gradientTable(&CostGradient::adjointP)) out.ap.emplace_back(g.begin(), g.end());
+    for (auto &g : solver.result().gradientTable(&CostGradient::adjointU0)) out.au0.emplace_back(g.begin(), g.end());
     const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
     const std::string key = std::string(info ? info->test_suite_name() : "?") + "." + (info ? info->name() : "?") + " " +
                             methodName(method) + (size > 1 ? " distributed np=" + std::to_string(size) : std::string(" serial")) +
@@ -533,9 +533,9 @@ PetscErrorCode runModel(const LambdaModel &model, const std::vector<const CostFu
     ++st.runs;
   }
   out.events.clear();
-  for (const auto &r : solver.events().records()) out.events.push_back({r.time, r.id, r.step, r.orderAtInstant, r.before, r.after});
+  for (const auto &r : solver.result().events().records()) out.events.push_back({r.time, r.id, r.step, r.orderAtInstant, r.before, r.after});
   std::vector<PetscScalar> uf;
-  PetscCall(gatherToAll(solver.finalState(), uf));
+  PetscCall(gatherToAll(solver.result().finalState(), uf));
   out.uf.assign(uf.begin(), uf.end());
   PetscFunctionReturn(0);
 }

@@ -20,6 +20,21 @@
 //     function is evaluated at a perturbed argument and the run is refused if the value changes.
 //     A model whose function truly does not depend on p may rely on the default; one that
 //     overrides a derivative takes responsibility for it (an override writing zeros is trusted).
+//
+// Ownership (several ranks). Every callback is called on every rank of comm(). Its outputs are
+//   * Vec outputs (f, ft, u0, u⁺, R_u v, γ_u, ψ_u, r_u …): distributed like u; each rank writes
+//     the entries it owns (or sets values and assembles);
+//   * Mat outputs (J, ∂f/∂p, ∂u0/∂p, R_p): rows distributed like u; MatSetValues with global
+//     indices, the library assembles;
+//   * raw-array and scalar outputs (guard values and rates, γ_t, γ_p, parameter derivatives of
+//     costs and adjoint products, cost values): THIS RANK'S CONTRIBUTION, zero on entry and
+//     summed across ranks by the library — write each quantity on exactly one rank (the owner of
+//     what it reads), leave it zero elsewhere.
+// Get/Restore of a Vec's array happens on every rank, also ranks that own nothing: restoring a
+// written vector bumps its state, and a rank whose state did not move would answer a later
+// norm from its cache and skip a reduction the others wait in. OwnedEntries, readOwned and
+// writeOwned (hybridsens/vec_entry.hpp) follow these rules; SmallModel
+// (hybridsens/small_model.hpp) hides them for a model of a few states.
 #pragma once
 
 #include <petscmat.h>

@@ -1,5 +1,6 @@
 // Solver: the user-facing entry point. It owns the PETSc TS (configure it with PETSc options
-// or through ts()), integrates the hybrid model, and writes the JSON summary.
+// or through ts()), integrates the hybrid model, and writes the JSON summary. What a solve
+// computed is a SolveResult (hybridsens/result.hpp): solve(), then result().
 #pragma once
 
 #include "hybridsens/event_log.hpp"
@@ -8,6 +9,7 @@
 #include "hybridsens/monitors.hpp"
 #include "hybridsens/objective.hpp"
 #include "hybridsens/options.hpp"
+#include "hybridsens/result.hpp"
 
 #include <petscts.h>
 
@@ -26,13 +28,6 @@ class EventTangents;
 class ForwardSensitivity;
 class AdjointSensitivity;
 
-struct SolveStats {
-  PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
-  double wallSeconds = 0;         // the forward solve (with the tangent-linear model if on)
-  double adjointWallSeconds = 0;  // the reverse sweep (0 without -hs_adjoint)
-  PetscInt reusedJacobians = 0;   // reverse sweep: f_u, f_p, cost integrands' r_u, r_p copied, not re-evaluated (-hs_adjoint_reuse_jacobians)
-  PetscInt ydotSolves = 0;        // DAE: guard rates at step ends that needed ẏ (a consistency solve; guards reading algebraic states)
-};
 
 class Solver {
 public:
@@ -47,6 +42,9 @@ public:
   // Reads -hs_* options and calls TSSetFromOptions.
   PetscErrorCode setFromOptions();
   const HybridModel &model() const { return model_; }
+  // The discrete state the dynamics are in now: during a solve (in a TS monitor) the current
+  // phase's, after it the final one (also SolveResult::finalDiscreteState).
+  const DiscreteState &currentDiscreteState() const;
   EngineOptions &options() { return opt_.engine; }
   // Everything setFromOptions read (and the defaults of what it did not).
   const SolverOptions &solverOptions() const { return opt_; }
@@ -85,9 +83,6 @@ public:
   PetscErrorCode computeHessian(HessianMethod method, std::vector<std::vector<std::vector<PetscScalar>>> &H, HessianMethod *used = nullptr);
   // The gradient the second-order sweeps compute with it ([cost][q]; equals the adjoint's).
   PetscErrorCode secondOrderGradient(std::vector<std::vector<PetscScalar>> &g);
-  // The Hessians of the last solve with -hs_hessian / setHessian(true).
-  const std::vector<std::vector<std::vector<PetscScalar>>> &hessian() const { return hessian_; }
-  HessianMethod hessianMethodUsed() const { return hessianUsed_; }
   // With -hs_check_hessian: verify the Hessian (checkHessian in hessian.hpp) and print the table.
   PetscErrorCode checkHessianFromOptions();
 
@@ -95,41 +90,24 @@ public:
   // an error if it fails. Call after solve() and after printing your results.
   PetscErrorCode checkGradientFromOptions();
 
-  // Output times (also -hs_output_times t1,t2,...): each becomes a step boundary; after the
-  // solve outputState(i) holds u there (after any transitions at that instant) and, with
-  // forward sensitivities, outputSensitivities(i) holds S (n × columns, like finalSensitivities).
+  // Output times (also -hs_output_times t1,t2,...): each becomes a step boundary; the result
+  // keeps u there (after any transitions at that instant) and, with forward sensitivities, S
+  // (SolveResult::outputState / outputSensitivities).
   void setOutputTimes(std::vector<PetscReal> t) { outputTimes_ = std::move(t); }
   const std::vector<PetscReal> &outputTimes() const { return outputTimes_; }
-  Vec outputState(size_t i) const;
-  Mat outputSensitivities(size_t i) const;
 
-  // Forward solve from u0(p) at the TS's current time to its max time.
+  // Forward solve from u0(p) at the TS's current time to its max time, then whatever sweeps
+  // were asked for (forward sensitivities, adjoint, Hessian); fills result().
   PetscErrorCode solve();
-
-  // Results of the last solve with forward sensitivities.
-  const std::vector<PetscScalar> &objective() const { return objective_; }
-  const std::vector<std::vector<PetscScalar>> &forwardGradientP() const { return fwdGradP_; }
-  const std::vector<std::vector<PetscScalar>> &forwardGradientU0() const { return fwdGradU0_; }
-  const std::vector<PetscInt> &initialStateSensitivityIndices() const { return u0Indices_; }
-  const std::vector<std::vector<PetscScalar>> &adjointGradientP() const { return adjGradP_; }
-  const std::vector<std::vector<PetscScalar>> &adjointGradientU0() const { return adjGradU0_; }
-  // S(T): n × (np + #u0 indices), dense, rows distributed like the state.
-  Mat finalSensitivities() const;
-
-  Vec finalState() const;
-  PetscReal finalTime() const;
-  const EventLog &events() const;
-  SolveStats stats() const;
-  const DiscreteState &finalDiscreteState() const;
+  // What the last solve() computed (empty before the first and after a failed one). A copy stays valid
+  // after later solves; this reference shows the latest one.
+  const SolveResult &result() const { return result_; }
 
   // The objective and the forward / adjoint gradient tables of the last solve (whichever were
   // computed), columns named by the model's parameterNames() and "u0[i]" (unless
   // initialStateColumns is false), rows by the costs' name(), and the adjoint-vs-forward
   // difference when both ran. Collective; viewer nullptr: standard output of the TS's communicator.
   PetscErrorCode viewGradients(PetscViewer viewer = nullptr, bool initialStateColumns = true) const;
-  // max |adjoint − forward| / max |adjoint| over every cost, parameter and initial-state
-  // column of the last solve; −1 unless both gradients were computed.
-  PetscReal adjointForwardDifference() const;
 
   // JSON summary (keys documented in the README); no-op when file is empty.
   PetscErrorCode writeSummary(const std::string &file) const;
@@ -142,6 +120,7 @@ private:
   PetscErrorCode resolveInitialStateIndices();
   PetscErrorCode checkOutputTimes(PetscReal t0, PetscReal tf) const;
   PetscErrorCode solveOnce();
+  PetscErrorCode collectResult(SolveResult &r) const;
   bool secondOrderAvailable() const;
   template <class F> PetscErrorCode withHessianSweeps(F &&f);
 
@@ -163,15 +142,11 @@ private:
   std::unique_ptr<ForwardSensitivity> fwd_;
   AdjointMonitor adjointMonitor_;
   ForwardMonitor forwardMonitor_;
-  double adjointSeconds_ = 0;
-  PetscInt reusedJacobians_ = 0;
-  std::vector<PetscScalar> objective_;
-  std::vector<std::vector<PetscScalar>> fwdGradP_, fwdGradU0_, adjGradP_, adjGradU0_;
+  SolveResult result_;
   bool hessianOn_ = false;
-  HessianMethod hessianMethod_ = HessianMethod::Auto, hessianUsed_ = HessianMethod::Auto;
+  HessianMethod hessianMethod_ = HessianMethod::Auto;
   const SecondOrderModel *modelHessian_ = nullptr;
   std::vector<std::pair<const CostFunction *, const SecondOrderCost *>> costHessians_;
-  std::vector<std::vector<std::vector<PetscScalar>>> hessian_;
   std::vector<PetscReal> solvedParams_;  // parameters of the trajectory the sweeps differentiate
 };
 

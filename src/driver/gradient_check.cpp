@@ -44,11 +44,11 @@ PetscErrorCode centralDifferences(Solver &solver, const std::vector<PetscInt> &i
     q[j] = p0[j] + h;
     PetscCall(solver.setParameters(q));
     PetscCall(solver.solve());
-    const std::vector<PetscScalar> Jp = solver.objective();
+    const std::vector<PetscScalar> Jp = solver.result().objective;
     q[j] = p0[j] - h;
     PetscCall(solver.setParameters(q));
     PetscCall(solver.solve());
-    const std::vector<PetscScalar> &Jm = solver.objective();
+    const std::vector<PetscScalar> &Jm = solver.result().objective;
     fd.resize(Jm.size(), std::vector<PetscScalar>(indices.size(), 0.0));
     for (size_t k = 0; k < Jm.size(); ++k) fd[k][i] = (Jp[k] - Jm[k]) / (2 * h);
   }
@@ -70,7 +70,7 @@ static PetscErrorCode kinkSides(Solver &solver, std::vector<int> &side) {
   MPI_Comm comm = PetscObjectComm((PetscObject)solver.ts());
   PetscFunctionBeginUser;
   side.assign(p.size(), 0);
-  for (const EventRecord &r : solver.events().records()) {
+  for (const EventRecord &r : solver.result().events().records()) {
     if (!r.onStepGrid) continue;
     const TimeEventInfo info = model.timeEvent(r.id.index, p);
     for (size_t j = 0; j < info.dtime_dp.size() && j < p.size(); ++j) {
@@ -101,7 +101,7 @@ static PetscErrorCode oneSidedDifferences(Solver &solver, PetscInt j, int side, 
     PetscCall(solver.setParameters(q));
     PetscCall(solver.solve());
     D[r].resize(J0.size());
-    for (size_t k = 0; k < J0.size(); ++k) D[r][k] = (solver.objective()[k] - J0[k]) / (side * hr);
+    for (size_t k = 0; k < J0.size(); ++k) D[r][k] = (solver.result().objective[k] - J0[k]) / (side * hr);
   }
   PetscCall(solver.setParameters(p0));
   d.resize(J0.size());
@@ -120,10 +120,10 @@ PetscErrorCode checkGradient(Solver &solver, const GradientCheckOptions &opt, Gr
   solver.setForwardSensitivities(true);
   solver.setAdjoint(true);
   PetscCall(solver.solve());
-  const std::vector<PetscScalar> J0 = solver.objective();
+  const std::vector<PetscScalar> J0 = solver.result().objective;
   PetscCheck(!J0.empty(), comm, PETSC_ERR_ARG_WRONGSTATE, "gradient check: no cost function (Solver::addCost)");
-  rep.adjoint = solver.adjointGradientP();
-  rep.forward = solver.forwardGradientP();
+  rep.adjoint = solver.result().gradientTable(&CostGradient::adjointP);
+  rep.forward = solver.result().gradientTable(&CostGradient::forwardP);
   const size_t ncost = J0.size();
   std::vector<int> side;
   PetscCall(kinkSides(solver, side));
@@ -134,7 +134,7 @@ PetscErrorCode checkGradient(Solver &solver, const GradientCheckOptions &opt, Gr
     PetscFunctionBeginUser;
     PetscCall(solver.setParameters(p));
     PetscCall(solver.solve());
-    J = solver.objective();
+    J = solver.result().objective;
     PetscFunctionReturn(0);
   };
   // Central differences where J is smooth, one-sided ones at kinks (each parameter solved once).

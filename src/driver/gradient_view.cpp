@@ -16,9 +16,10 @@ namespace {
 constexpr size_t kColumnsPerBlock = 8;  // keeps a row within a 132-column terminal
 
 PetscErrorCode viewTable(PetscViewer viewer, const char *title, const std::vector<std::string> &rows, const std::vector<std::string> &columns,
-                         const std::vector<std::vector<PetscScalar>> &gp, const std::vector<std::vector<PetscScalar>> &gu) {
+                         const std::vector<CostGradient> &gradient, std::vector<PetscScalar> CostGradient::*parameterPart,
+                         std::vector<PetscScalar> CostGradient::*initialStatePart) {
   PetscFunctionBeginUser;
-  if (gp.empty()) PetscFunctionReturn(0);
+  if (gradient.empty()) PetscFunctionReturn(0);
   size_t rowWidth = 4, width = 16;  // 16: "% .9e" of a negative number with a 3-digit exponent
   for (const auto &r : rows) rowWidth = std::max(rowWidth, r.size());
   for (const auto &c : columns) width = std::max(width, c.size() + 3);
@@ -28,10 +29,11 @@ PetscErrorCode viewTable(PetscViewer viewer, const char *title, const std::vecto
     PetscCall(PetscViewerASCIIPrintf(viewer, "  %-*s", (int)rowWidth, "cost"));
     for (size_t j = j0; j < j1; ++j) PetscCall(PetscViewerASCIIPrintf(viewer, " %*s", (int)width, ("d/d" + columns[j]).c_str()));
     PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
-    for (size_t k = 0; k < gp.size(); ++k) {
+    for (size_t k = 0; k < gradient.size(); ++k) {
+      const std::vector<PetscScalar> &gp = gradient[k].*parameterPart, &gu = gradient[k].*initialStatePart;
       PetscCall(PetscViewerASCIIPrintf(viewer, "  %-*s", (int)rowWidth, rows[k].c_str()));
       for (size_t j = j0; j < j1; ++j) {
-        const PetscScalar g = j < gp[k].size() ? gp[k][j] : gu[k][j - gp[k].size()];
+        const PetscScalar g = j < gp.size() ? gp[j] : gu[j - gp.size()];
         PetscCall(PetscViewerASCIIPrintf(viewer, " % *.9e", (int)width, (double)PetscRealPart(g)));
       }
       PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
@@ -55,32 +57,18 @@ PetscErrorCode Solver::viewGradients(PetscViewer viewer, bool initialStateColumn
   for (const CostFunction *c : costs_) rows.push_back(c->name());
   if (initialStateColumns)
     for (PetscInt i : u0Indices_) columns.push_back("u0[" + std::to_string(i) + "]");
-  if (!objective_.empty()) {
+  const SolveResult &r = result_;
+  if (!r.objective.empty()) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "objective:"));
-    for (size_t k = 0; k < objective_.size(); ++k)
-      PetscCall(PetscViewerASCIIPrintf(viewer, "%s %s = %.15g", k ? "," : "", rows[k].c_str(), (double)PetscRealPart(objective_[k])));
+    for (size_t k = 0; k < r.objective.size(); ++k)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "%s %s = %.15g", k ? "," : "", rows[k].c_str(), (double)PetscRealPart(r.objective[k])));
     PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
   }
-  PetscCall(viewTable(viewer, "forward sensitivities", rows, columns, fwdGradP_, fwdGradU0_));
-  PetscCall(viewTable(viewer, "adjoint gradients", rows, columns, adjGradP_, adjGradU0_));
-  const PetscReal diff = adjointForwardDifference();
+  if (r.forwardComputed) PetscCall(viewTable(viewer, "forward sensitivities", rows, columns, r.gradient, &CostGradient::forwardP, &CostGradient::forwardU0));
+  if (r.adjointComputed) PetscCall(viewTable(viewer, "adjoint gradients", rows, columns, r.gradient, &CostGradient::adjointP, &CostGradient::adjointU0));
+  const PetscReal diff = r.adjointForwardDifference();
   if (diff >= 0) PetscCall(PetscViewerASCIIPrintf(viewer, "adjoint vs forward: max relative difference %.2e\n", (double)diff));
   PetscFunctionReturn(0);
-}
-
-PetscReal Solver::adjointForwardDifference() const {
-  if (fwdGradP_.empty() || adjGradP_.empty()) return -1;
-  PetscReal diff = 0, scale = 0;
-  auto accumulate = [&](const std::vector<std::vector<PetscScalar>> &adj, const std::vector<std::vector<PetscScalar>> &fwd) {
-    for (size_t k = 0; k < adj.size(); ++k)
-      for (size_t j = 0; j < adj[k].size(); ++j) {
-        diff = std::max(diff, (PetscReal)PetscAbsScalar(adj[k][j] - fwd[k][j]));
-        scale = std::max(scale, (PetscReal)PetscAbsScalar(adj[k][j]));
-      }
-  };
-  accumulate(adjGradP_, fwdGradP_);
-  accumulate(adjGradU0_, fwdGradU0_);
-  return scale > 0 ? diff / scale : diff;
 }
 
 } // namespace hybridsens

@@ -48,8 +48,9 @@ PetscErrorCode checkHessian(Solver &solver, const HessianCheckOptions &opt, Hess
     PetscCall(solver.solve());
     g.assign(ncost, {});
     for (size_t k = 0; k < ncost; ++k) {
-      g[k] = solver.adjointGradientP()[k];
-      g[k].insert(g[k].end(), solver.adjointGradientU0()[k].begin(), solver.adjointGradientU0()[k].end());
+      const CostGradient &gk = solver.result().gradient[k];
+      g[k] = gk.adjointP;
+      g[k].insert(g[k].end(), gk.adjointU0.begin(), gk.adjointU0.end());
     }
     PetscFunctionReturn(0);
   };

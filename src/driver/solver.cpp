@@ -144,6 +144,7 @@ PetscErrorCode Solver::solveOnce() {
   PetscFunctionBeginUser;
   PetscCall(buildError_);
   PetscCall(build());
+  result_ = SolveResult();  // the previous result's objects are freed unless a copy keeps them
   if (!u0_) PetscCall(VecDuplicate(dyn_->templateVec(), &u0_));
   dyn_->mode = model_.initialDiscreteState();
   PetscCall(VecZeroEntries(u0_));
@@ -198,22 +199,20 @@ PetscErrorCode Solver::solveOnce() {
   PetscCall(pushStage(forward_ ? "hybridsens forward+TLM" : "hybridsens forward"));
   PetscCall(engine_->run(u0_, t0, tf));
   PetscCall(PetscLogStagePop());
-  objective_.clear();
-  fwdGradP_.clear();
-  fwdGradU0_.clear();
-  adjGradP_.clear();
-  adjGradU0_.clear();
-  hessian_.clear();
   solvedParams_ = params_;
+  SolveResult r;
+  r.initialStateIndices = u0Indices_;
+  if (forward_ || adjoint_) r.gradient.resize(costs_.size());
   if (fwd_) {
     ForwardResults res;
     PetscCall(fwd_->finish(res));
-    objective_ = res.objective;
-    fwdGradP_ = res.gradientP;
-    fwdGradU0_ = res.gradientU0;
+    r.objective = res.objective;
+    r.forwardComputed = forward_;
+    for (size_t k = 0; k < res.gradientP.size(); ++k) {
+      r.gradient[k].forwardP = res.gradientP[k];
+      r.gradient[k].forwardU0 = res.gradientU0[k];
+    }
   }
-  adjointSeconds_ = 0;
-  reusedJacobians_ = 0;
   if (adjoint_) {
     const auto wall0 = std::chrono::steady_clock::now();
     PetscCall(pushStage("hybridsens adjoint"));
@@ -222,18 +221,23 @@ PetscErrorCode Solver::solveOnce() {
     AdjointResults res;
     PetscCall(adj.solve(t0, u0_, u0Indices_, res));
     PetscCall(PetscLogStagePop());
-    adjointSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-    adjGradP_ = res.gradientP;
-    adjGradU0_ = res.gradientU0;
-    reusedJacobians_ = res.reusedJacobians;
+    r.stats.adjointWallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    r.adjointComputed = true;
+    for (size_t k = 0; k < res.gradientP.size(); ++k) {
+      r.gradient[k].adjointP = res.gradientP[k];
+      r.gradient[k].adjointU0 = res.gradientU0[k];
+    }
+    r.stats.reusedJacobians = res.reusedJacobians;
     // The reverse sweep switched the mode back; the final state's mode is what callers expect.
     dyn_->mode = engine_->trajectory().mode(engine_->trajectory().size() - 1);
   }
   if (hessianOn_) {
     PetscCall(pushStage("hybridsens Hessian"));
-    PetscCall(computeHessian(hessianMethod_, hessian_, &hessianUsed_));
+    PetscCall(computeHessian(hessianMethod_, r.hessian, &r.hessianMethod));
     PetscCall(PetscLogStagePop());
   }
+  PetscCall(collectResult(r));
+  result_ = std::move(r);
   // Leave the TS at t0 with the initial step so that another solve() repeats this one.
   PetscCall(TSSetTime(ts_, t0));
   PetscCall(TSSetTimeStep(ts_, dt0));
@@ -298,29 +302,40 @@ PetscErrorCode Solver::checkGradientFromOptions() {
   PetscFunctionReturn(0);
 }
 
-Mat Solver::finalSensitivities() const { return fwd_ ? fwd_->sensitivities() : nullptr; }
-
-Vec Solver::outputState(size_t i) const { return fwd_ ? fwd_->outputState(i) : nullptr; }
-
-Mat Solver::outputSensitivities(size_t i) const { return fwd_ ? fwd_->outputSensitivities(i) : nullptr; }
-
-Vec Solver::finalState() const {
-  Vec X = nullptr;
-  TSGetSolution(ts_, &X);
-  return X;
+const DiscreteState &Solver::currentDiscreteState() const {
+  static const DiscreteState none;  // before the model is attached
+  return dyn_ ? dyn_->mode : none;
 }
 
-PetscReal Solver::finalTime() const {
-  return engine_ ? engine_->finalTime() : 0;
-}
-
-const EventLog &Solver::events() const { return engine_->log(); }
-
-const DiscreteState &Solver::finalDiscreteState() const { return dyn_->mode; }
-
-SolveStats Solver::stats() const {
+// The run's objects for the result: the final state is copied (the TS integrates the next
+// solve in the same vector); the sensitivity matrices, output snapshots and the event log are
+// shared (the next solve creates new ones).
+PetscErrorCode Solver::collectResult(SolveResult &r) const {
+  Vec X, copy;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  PetscCall(VecDuplicate(X, &copy));
+  r.finalState_ = SharedPetscObject<Vec>::adopt(copy);
+  PetscCall(VecCopy(X, copy));
+  r.finalTime = engine_->finalTime();
+  r.finalDiscreteState = dyn_->mode;
+  r.events_ = engine_->sharedLog();
   const EngineStats &s = engine_->stats();
-  return {s.steps, s.rejectedSteps, s.locationSteps, s.events, s.wallSeconds, adjointSeconds_, reusedJacobians_, s.ydotSolves};
+  r.stats.steps = s.steps;
+  r.stats.rejectedSteps = s.rejectedSteps;
+  r.stats.locationSteps = s.locationSteps;
+  r.stats.events = s.events;
+  r.stats.wallSeconds = s.wallSeconds;
+  r.stats.ydotSolves = s.ydotSolves;
+  r.outputTimes = outputTimes_;
+  if (fwd_) {
+    if (forward_) r.finalSensitivities_ = SharedPetscObject<Mat>::share(fwd_->sensitivities());
+    for (size_t i = 0; i < outputTimes_.size(); ++i) {
+      r.outputStates_.push_back(SharedPetscObject<Vec>::share(fwd_->outputState(i)));
+      r.outputSensitivities_.push_back(SharedPetscObject<Mat>::share(fwd_->outputSensitivities(i)));
+    }
+  }
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode preferRedundantLU(Solver &solver, PetscInt numStates, PetscInt maxStates) {

@@ -38,21 +38,23 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
   std::vector<PetscScalar> state;
   PetscMPIInt rank;
   const PetscInt np = (PetscInt)params_.size();
+  const SolveResult &r = result_;
   PetscFunctionBeginUser;
   if (file.empty()) PetscFunctionReturn(0);
-  PetscCall(gatherToAll(finalState(), state));
+  PetscCheck(r.finalState(), model_.comm(), PETSC_ERR_ARG_WRONGSTATE, "-hs_summary / writeSummary: no solve() has succeeded yet, nothing to write");
+  PetscCall(gatherToAll(r.finalState(), state));
   std::vector<std::vector<PetscScalar>> sens;
-  if (Mat S = finalSensitivities()) PetscCall(gatherParameterColumns(S, np, sens));
+  if (Mat S = r.finalSensitivities()) PetscCall(gatherParameterColumns(S, np, sens));
   // Outputs at chosen times: state and (with forward sensitivities) S, gathered collectively.
   nlohmann::json outputs = nlohmann::json::array();
-  for (size_t i = 0; i < outputTimes_.size(); ++i) {
-    nlohmann::json o = {{"time", outputTimes_[i]}};
+  for (size_t i = 0; i < r.outputTimes.size(); ++i) {
+    nlohmann::json o = {{"time", r.outputTimes[i]}};
     std::vector<PetscScalar> u;
-    if (Vec x = outputState(i)) {
+    if (Vec x = r.outputState(i)) {
       PetscCall(gatherToAll(x, u));
       o["state"] = u;
     }
-    if (Mat S = outputSensitivities(i)) {
+    if (Mat S = r.outputSensitivities(i)) {
       std::vector<std::vector<PetscScalar>> rows;
       PetscCall(gatherParameterColumns(S, np, rows));
       o["sensitivity"] = rows;
@@ -66,37 +68,38 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
   PetscCallMPI(MPI_Comm_rank(model_.comm(), &rank));
   if (rank == 0) {
     nlohmann::json j;
-    j["final_time"] = finalTime();
+    j["final_time"] = r.finalTime;
     j["final_state"] = state;
-    j["final_discrete_state"] = finalDiscreteState();
+    j["final_discrete_state"] = r.finalDiscreteState;
     j["parameters"] = params_;
     j["parameter_names"] = model_.parameterNames();
     nlohmann::json ev = nlohmann::json::array();
-    for (const auto &r : events().records())
-      ev.push_back({{"time", r.time},
-                    {"guard", r.name},
-                    {"kind", r.id.kind == EventId::Guard ? "guard" : "time"},
-                    {"index", r.id.index},
-                    {"step", r.step},
-                    {"from", r.before},
-                    {"to", r.after}});
+    for (const EventRecord &e : r.events().records())
+      ev.push_back({{"time", e.time},
+                    {"guard", e.name},
+                    {"kind", e.id.kind == EventId::Guard ? "guard" : "time"},
+                    {"index", e.id.index},
+                    {"step", e.step},
+                    {"from", e.before},
+                    {"to", e.after}});
     j["events"] = ev;
     std::vector<std::string> names;
     for (auto *c : costs_) names.push_back(c->name());
     j["costs"] = names;
-    if (!objective_.empty()) j["objective"] = objective_;
-    if (!hessian_.empty()) {
-      j["hessian"] = hessian_;  // [cost][i][j], variables: parameters, then initial-state components
-      j["hessian_method"] = hessianMethodName(hessianUsed_);
-      j["hessian_variables"] = {{"p", (PetscInt)params_.size()}, {"u0_indices", u0Indices_}};
+    if (!r.objective.empty()) j["objective"] = r.objective;
+    if (!r.hessian.empty()) {
+      j["hessian"] = r.hessian;  // [cost][i][j], variables: parameters, then initial-state components
+      j["hessian_method"] = hessianMethodName(r.hessianMethod);
+      j["hessian_variables"] = {{"p", (PetscInt)params_.size()}, {"u0_indices", r.initialStateIndices}};
     }
-    if (!adjGradP_.empty()) j["gradient"] = {{"p", adjGradP_}, {"u0", adjGradU0_}, {"u0_indices", u0Indices_}};
-    if (finalSensitivities()) {
-      j["forward_gradient"] = {{"p", fwdGradP_}, {"u0", fwdGradU0_}, {"u0_indices", u0Indices_}};
+    if (r.adjointComputed && !r.gradient.empty())
+      j["gradient"] = {{"p", r.gradientTable(&CostGradient::adjointP)}, {"u0", r.gradientTable(&CostGradient::adjointU0)}, {"u0_indices", r.initialStateIndices}};
+    if (r.finalSensitivities()) {
+      j["forward_gradient"] = {{"p", r.gradientTable(&CostGradient::forwardP)}, {"u0", r.gradientTable(&CostGradient::forwardU0)}, {"u0_indices", r.initialStateIndices}};
       j["sensitivity_final"] = sens;
     }
-    if (!outputTimes_.empty()) j["outputs"] = outputs;
-    const SolveStats s = stats();
+    if (!r.outputTimes.empty()) j["outputs"] = outputs;
+    const SolveStats &s = r.stats;
     j["stats"] = {{"steps", s.steps}, {"rejected_steps", s.rejectedSteps}, {"location_steps", s.locationSteps},
                   {"events", s.events}, {"wall_seconds", s.wallSeconds}, {"adjoint_wall_seconds", s.adjointWallSeconds},
                   {"reused_jacobians", s.reusedJacobians}, {"ydot_solves", s.ydotSolves}};

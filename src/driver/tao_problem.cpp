@@ -165,7 +165,7 @@ PetscErrorCode TaoProblem::Objective(Tao, Vec x, PetscReal *f, void *ctx) {
   PetscFunctionBeginUser;
   PetscCall(self->moveTo(x, false));
   ++self->counters_.objectives;
-  *f = self->failed_ ? PETSC_INFINITY : self->solver_.objective().at(self->cost_);
+  *f = self->failed_ ? PETSC_INFINITY : self->solver_.result().objective.at(self->cost_);
   PetscFunctionReturn(0);
 }
 
@@ -179,8 +179,8 @@ PetscErrorCode TaoProblem::ObjectiveAndGradient(Tao, Vec x, PetscReal *f, Vec g,
     PetscCall(VecSet(g, PETSC_INFINITY));
     PetscFunctionReturn(0);
   }
-  *f = self->solver_.objective().at(self->cost_);
-  PetscCall(setTaoVectorValues(self->solver_.adjointGradientP().at(self->cost_), g));
+  *f = self->solver_.result().objective.at(self->cost_);
+  PetscCall(setTaoVectorValues(self->solver_.result().gradient.at(self->cost_).adjointP, g));
   PetscFunctionReturn(0);
 }
 

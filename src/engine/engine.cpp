@@ -242,10 +242,10 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
 
 PetscErrorCode Engine::checkZeno(const EventRecord &r) {
   PetscFunctionBeginUser;
-  PetscCheck((PetscInt)log_.size() <= opt_.maxEvents, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
+  PetscCheck((PetscInt)log_->size() <= opt_.maxEvents, dyn_.comm(), PETSC_ERR_NOT_CONVERGED,
              "Zeno/chattering: more than -hs_max_events %" PetscInt_FMT " events; the last was '%s' at t = %.17g in discrete state %s",
              opt_.maxEvents, r.name.c_str(), (double)r.time, describe(r.before).c_str());
-  const auto &recs = log_.records();
+  const auto &recs = log_->records();
   const PetscReal spacing = opt_.minEventSpacing * std::max<PetscReal>(tf_ - t0_, 1e-300);
   for (auto it = recs.rbegin() + 1; it != recs.rend(); ++it) {
     if (!(it->id == r.id)) continue;
@@ -326,11 +326,11 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     PetscCall(VecDuplicate(X, &r.udotplus));
     PetscCall(dyn_.timeDerivative(t, X, after, r.udotplus));
     pending.r = nullptr;
-    EventRecord &rec = log_.add(std::move(r));
+    EventRecord &rec = log_->add(std::move(r));
     ++stats_.events;
     if (opt_.monitor)
       PetscCall(PetscPrintf(dyn_.comm(), "[hybridsens] event %zu: %s '%s' at t = %.12g (step %" PetscInt_FMT "): %s -> %s\n",
-                            log_.size(), id.kind == EventId::Guard ? "guard" : "time event", rec.name.c_str(), (double)t, step,
+                            log_->size(), id.kind == EventId::Guard ? "guard" : "time event", rec.name.c_str(), (double)t, step,
                             describe(rec.before).c_str(), describe(rec.after).c_str()));
     PetscCall(checkZeno(rec));
     for (auto *o : observers_) PetscCall(o->transitionApplied(rec));
@@ -422,7 +422,7 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
              (double)t0);
   t0_ = t0;
   tf_ = tf;
-  log_.clear();
+  log_ = std::make_shared<EventLog>();  // a log kept by an earlier result stays as it was
   {
     TrajectoryStore::Config cfg;
     cfg.keepStates = keepStates_;

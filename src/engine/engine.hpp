@@ -21,6 +21,7 @@
 
 #include <petscts.h>
 
+#include <memory>
 #include <vector>
 
 namespace hybridsens {
@@ -62,7 +63,9 @@ public:
   // DAE (Solver::initialize does that). The final state stays in the TS solution vector.
   PetscErrorCode run(Vec u0, PetscReal t0, PetscReal tf);
 
-  const EventLog &log() const { return log_; }
+  const EventLog &log() const { return *log_; }
+  // The log shared with whoever keeps it past this engine (a SolveResult); each run starts a new one.
+  std::shared_ptr<const EventLog> sharedLog() const { return log_; }
   const TrajectoryStore &trajectory() const { return traj_; }
   const EngineStats &stats() const { return stats_; }
   // Where the last run ended (exactly its final time).
@@ -137,7 +140,7 @@ private:
   TS ts_;
   EngineOptions opt_;
   GuardEvaluator guards_;
-  EventLog log_;
+  std::shared_ptr<EventLog> log_ = std::make_shared<EventLog>();
   TrajectoryStore traj_;
   bool keepStates_ = true;
   EngineStats stats_;

@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
     PetscCall(TSSetTimeStep(solver.ts(), 1e-3));
     PetscCall(TSSetMaxTime(solver.ts(), 1.0));
     PetscCall(solver.solve());
-    PetscCall(VecSum(solver.finalState(), &value));
+    PetscCall(VecSum(solver.result().finalState(), &value));
   }
   PetscCall(PetscFinalize());
   const double exact = std::exp(-1.0) / 2;
