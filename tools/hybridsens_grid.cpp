@@ -63,16 +63,20 @@ int main(int argc, char **argv) {
     PetscBool governors = PETSC_TRUE;
     PetscReal fmax = 60.5, fmin = 59.5, sigma = 1.0, eta = 2.0;
     PetscInt faultBus = -1;
-    if (!files.empty()) {
-      PetscCall(readRaw(files[0], &net));
-      DyrOptions dopt;
-      dopt.network = &net;
-      PetscCall(readDyr(files[1], dopt, &dyn));
-      faultBus = net.buses.empty() ? -1 : net.buses.back().number;
-    }
+    PetscBool skipUnknown = PETSC_FALSE;
     PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "hybridsens-grid: the case", "");
     {
       OptionReader r(PetscOptionsObject);
+      PetscCall(r.boolean("-skip_unknown_models", "skip DYR records of models the reader does not know (listed), instead of refusing the file", &skipUnknown));
+      if (!files.empty()) {
+        PetscCall(readRaw(files[0], &net));
+        DyrOptions dopt;
+        dopt.network = &net;
+        dopt.skipUnknownModels = skipUnknown;
+        PetscCall(readDyr(files[1], dopt, &dyn));
+        for (const std::string &line : dyn.skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s\n", line.c_str()));
+        faultBus = net.buses.empty() ? -1 : net.buses.back().number;
+      }
       PetscCall(r.integer("-fault_bus", "bus number of the three-phase fault (default: the last bus of the RAW file)", &faultBus, PETSC_MIN_INT, PETSC_MAX_INT));
       PetscCall(r.real("-rfault", "fault resistance (pu)", &o.rfault, Range::positive()));
       PetscCall(r.boolean("-governors", "use the TGOV1 records of the DYR file", &governors));
@@ -117,7 +121,7 @@ int main(int argc, char **argv) {
     }
     PetscOptionsEnd();
     PetscCheck(p[G.pTon()] < p[G.pToff()], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "hybridsens-grid: the fault must be applied before it is cleared (-t_on %g < -t_off %g)", (double)p[G.pTon()], (double)p[G.pToff()]);
+               "hybridsens-grid: the fault must be applied before it is cleared: need -t_on < -t_off (got %g, %g)", (double)p[G.pTon()], (double)p[G.pToff()]);
     PetscCheck(p[G.pTon()] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "hybridsens-grid: the fault must be applied after the start t = 0 (-t_on %g)",
                (double)p[G.pTon()]);
     PetscReal mismatch;

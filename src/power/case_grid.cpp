@@ -199,9 +199,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     }
     PetscCheck(machine, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no GENROU record in %s", g.where.str().c_str(), g.bus,
                trimId(g.id).c_str(), dyn.file.c_str());
-    PetscCheck(exciter, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no IEEET1 exciter record in %s (every machine needs one)",
-               g.where.str().c_str(), g.bus, trimId(g.id).c_str(), dyn.file.c_str());
-    const DynamicRecord &m = *machine, &e = *exciter;
+    const DynamicRecord &m = *machine;
     PetscCheck(m.param("Tdopp") == 0 && m.param("Tqopp") == 0, world, PETSC_ERR_SUP,
                "%s: subtransient dynamics (T''do = %g, T''qo = %g) are not supported yet: only the two-axis machine, written as T''do = T''qo = 0",
                recordText(m).c_str(), m.param("Tdopp"), m.param("Tqopp"));
@@ -209,6 +207,9 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
                recordText(m).c_str());
     for (const char *n : {"Tdop", "Tqop", "H", "Xd", "Xq", "Xdp", "Xqp"})
       PetscCheck(m.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(m).c_str(), n, m.param(n));
+    PetscCheck(exciter, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no IEEET1 exciter record in %s (every machine needs one)",
+               g.where.str().c_str(), g.bus, trimId(g.id).c_str(), dyn.file.c_str());
+    const DynamicRecord &e = *exciter;
     PetscCheck(e.param("TR") == 0, world, PETSC_ERR_SUP, "%s: a voltage transducer (TR = %g > 0) is not supported yet: TR must be 0", recordText(e).c_str(),
                e.param("TR"));
     PetscCheck(e.param("KE") != 0, world, PETSC_ERR_SUP, "%s: KE = 0 (PSS/E's self-excited KE computed at initialization) is not supported: give KE",
