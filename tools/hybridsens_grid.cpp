@@ -50,9 +50,8 @@ int main(int argc, char **argv) {
   char **pargv = petscArgs.data();
   PetscCall(PetscInitialize(&pargc, &pargv, nullptr, help));
   {
-    PetscBool helpAsked = PETSC_FALSE;
+    PetscBool helpAsked = PETSC_FALSE;  // -help prints the usage line (help[]) and the options
     PetscCall(PetscOptionsHasName(nullptr, nullptr, "-help", &helpAsked));
-    if (files.empty() && helpAsked) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s", help));
     PetscCheck(files.size() == 2 || (files.empty() && helpAsked), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
                "hybridsens-grid: usage: hybridsens-grid CASE.raw CASE.dyr [options] (got %zu file arguments; the dynamic data CASE.dyr is needed, an events "
                "file is not supported yet)",

@@ -383,32 +383,15 @@ std::string CaseGrid::limiterName(PetscInt l) const {
   return l < numGens() ? "VR" + std::to_string(gens_[l].busNumber) : "Pv" + std::to_string(gens_[govs_[l - numGens()].gen].busNumber);
 }
 
-GuardInfo CaseGrid::guardInfo(PetscInt j) const {
-  const std::string n = limiterName(j / 4);
-  switch (j % 4) {
-  case HitMax: return {n + "_hits_max", Direction::Rising};
-  case HitMin: return {n + "_hits_min", Direction::Falling};
-  case LeaveMax: return {n + "_leaves_max", Direction::Falling};
-  default: return {n + "_leaves_min", Direction::Rising};
-  }
-}
+GuardInfo CaseGrid::guardInfo(PetscInt j) const { return limiterGuardInfo(limiterName(j / 4), j % 4); }
 
-bool CaseGrid::guardActive(PetscInt j, const DiscreteState &d) const {
-  const PetscInt flag = d[1 + j / 4];
-  switch (j % 4) {
-  case HitMax:
-  case HitMin: return flag == 0;
-  case LeaveMax: return flag == 1;
-  default: return flag == -1;
-  }
-}
+bool CaseGrid::guardActive(PetscInt j, const DiscreteState &d) const { return limiterGuardActive(j % 4, d[1 + j / 4]); }
 
 // Collective (the engine calls it on every rank with the replicated d).
 PetscErrorCode CaseGrid::transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const {
   PetscFunctionBeginUser;
   if (id.kind == EventId::Guard) {
-    const PetscInt k = id.index % 4;
-    d[1 + id.index / 4] = k == HitMax ? 1 : k == HitMin ? -1 : 0;
+    d[1 + id.index / 4] = limiterFlagAfter(id.index % 4);
     PetscFunctionReturn(0);
   }
   switch (id.index) {
@@ -425,9 +408,7 @@ PetscErrorCode CaseGrid::transition(const EventId &id, PetscReal t, Vec u, Discr
     PetscCall(guards(t, u, ModeContext{placeholder, d}, local.data()));
     PetscCallMPI(MPI_Allreduce(local.data(), all.data(), (int)numGuards(), MPIU_SCALAR, MPIU_SUM, comm()));
     for (PetscInt g = 0; g < numGens(); ++g) {
-      const PetscScalar rate = all[4 * g + LeaveMax];
-      PetscInt &flag = d[1 + g];
-      if ((flag == 1 && rate < 0) || (flag == -1 && rate > 0)) flag = 0;
+      releaseIfReversed(d[1 + g], all[4 * g + LeaveMax]);  // = the free VR' (same value for LeaveMin)
     }
   }
   }

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cmath>
+#include <string>
 #include <utility>
 
 namespace hybridsens {
@@ -33,6 +34,31 @@ struct GenData {
 };
 // Guards of a non-windup limiter, in this order: hit max, hit min, leave max, leave min.
 enum GuardKind : PetscInt { HitMax = 0, HitMin = 1, LeaveMax = 2, LeaveMin = 3 };
+
+// The model-side rules of a limiter with flag 0 (free), +1 (at max), −1 (at min), shared by the
+// grid models: the name and direction of its guard of this kind, whether that guard is active
+// for the flag, the flag after it fired, and the release after a network jump (a limiter at a
+// bound whose free rate now points back into the band: no crossing would ever report it).
+inline GuardInfo limiterGuardInfo(const std::string &limiter, PetscInt kind) {
+  switch (kind) {
+  case HitMax: return {limiter + "_hits_max", Direction::Rising};
+  case HitMin: return {limiter + "_hits_min", Direction::Falling};
+  case LeaveMax: return {limiter + "_leaves_max", Direction::Falling};
+  default: return {limiter + "_leaves_min", Direction::Rising};
+  }
+}
+inline bool limiterGuardActive(PetscInt kind, PetscInt flag) {
+  switch (kind) {
+  case HitMax:
+  case HitMin: return flag == 0;
+  case LeaveMax: return flag == 1;
+  default: return flag == -1;
+  }
+}
+inline PetscInt limiterFlagAfter(PetscInt kind) { return kind == HitMax ? 1 : kind == HitMin ? -1 : 0; }
+inline void releaseIfReversed(PetscInt &flag, PetscScalar freeRate) {
+  if ((flag == 1 && freeRate < 0) || (flag == -1 && freeRate > 0)) flag = 0;
+}
 
 // Steady state of a generator from its dispatch (P, Q) and terminal voltage (Vr, Vi): the
 // closed form ex9bus uses for its initial state; differentiated through P and Q.
