@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
     grid::CaseGridOptions o;
     PetscBool governors = PETSC_TRUE;
     PetscReal fmax = 60.5, fmin = 59.5, sigma = 1.0, eta = 2.0;
-    PetscInt faultBus = -1;
+    PetscInt faultBus = 1;  // the last bus of the RAW file once it is read
     PetscBool skipUnknown = PETSC_FALSE;
     PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "hybridsens-grid: the case", "");
     {
@@ -74,9 +74,9 @@ int main(int argc, char **argv) {
         dopt.skipUnknownModels = skipUnknown;
         PetscCall(readDyr(files[1], dopt, &dyn));
         for (const std::string &line : dyn.skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s\n", line.c_str()));
-        faultBus = net.buses.empty() ? -1 : net.buses.back().number;
+        if (!net.buses.empty()) faultBus = net.buses.back().number;
       }
-      PetscCall(r.integer("-fault_bus", "bus number of the three-phase fault (default: the last bus of the RAW file)", &faultBus, PETSC_MIN_INT, PETSC_MAX_INT));
+      PetscCall(r.integer("-fault_bus", "bus number of the three-phase fault (default: the last bus of the RAW file)", &faultBus, 1, PETSC_MAX_INT));
       PetscCall(r.real("-rfault", "fault resistance (pu)", &o.rfault, Range::positive()));
       PetscCall(r.boolean("-governors", "use the TGOV1 records of the DYR file", &governors));
       PetscCall(r.real("-freq_max", "upper frequency limit f+ of the violation metric (Hz)", &fmax, Range::positive()));
