@@ -3,7 +3,8 @@
 //   hybridsens-grid CASE.raw CASE.dyr [options]
 //
 // Reads a PSS/E RAW (v32/v33) network and its DYR dynamic records, builds the hybrid DAE of
-// hybridsens::power::grid::CaseGrid (two-axis machines from GENROU with T''do = T''qo = 0, IEEET1
+// hybridsens::power::grid::CaseGrid (two-axis machines from GENROU with T''do = T''qo = 0 and
+// classical ones from GENCLS, IEEET1
 // exciters and TGOV1 governors with non-windup limiters as state events, constant-impedance
 // loads, the current balance of the network; the initial state from the case's AC power flow with
 // exact ∂u0/∂p), applies a three-phase fault (a shunt 1/-rfault at -fault_bus, default the last bus
@@ -14,7 +15,7 @@
 // Parameters (each settable by name): P<bus>, Q<bus> (dispatch), t_on, t_off, KA<bus>,
 // Vm<bus>, th<bus> (slack and PV buses enter the power flow), R<bus> (TGOV1 droops).
 // Defaults: Crank–Nicolson, dt = 0.01, T = 5 (-ts_type, -ts_dt, -ts_max_time override).
-// Not yet: an events file (the third argument), GENSAL/GENCLS machines, subtransient GENROU,
+// Not yet: an events file (the third argument), GENSAL machines, subtransient GENROU,
 // EXDC1/SEXS exciters, IEEEG1 governors: refused with the record's file:line.
 // -help lists the options with their defaults.
 #include <hybridsens/hybridsens.hpp>

@@ -138,6 +138,13 @@ struct CasePowerFlowStart {
   }
 };
 
+// The guards of a GENCLS's limiter slot (it has no exciter): every guard needs one kernel that
+// evaluates it; these are constant and never active (guardActive), so they never fire.
+struct AbsentLimiter {
+  static constexpr int numReads = 1, numWrites = 0, numParams = 0;
+  template <class S> S guard(PetscInt, S, const S *, const S *, const DiscreteState &) const { return S(1.0); }
+};
+
 std::string recordText(const DynamicRecord &r) { return r.where.str() + ": " + r.model + " at bus " + std::to_string(r.bus) + " id '" + r.id + "'"; }
 
 } // namespace
@@ -187,52 +194,64 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
                g.where.str().c_str(), g.bus, trimId(g.id).c_str(), dyn.file.c_str());
     const DynamicRecord *machine = nullptr, *exciter = nullptr, *governor = nullptr;
     for (const DynamicRecord *r : it->second) {
-      if (r->model == "GENROU") machine = r;
+      if (r->model == "GENROU" || r->model == "GENCLS") machine = r;
       else if (r->model == "IEEET1") exciter = r;
       else if (r->model == "TGOV1") governor = r;
-      else if (r->model == "GENCLS" || r->model == "GENSAL")
-        SETERRQ(world, PETSC_ERR_SUP, "%s: machine model not supported by the grid model yet (supported: GENROU with T''do = T''qo = 0, the two-axis machine)",
+      else if (r->model == "GENSAL")
+        SETERRQ(world, PETSC_ERR_SUP, "%s: machine model not supported by the grid model yet (supported: GENROU with T''do = T''qo = 0, the two-axis machine; GENCLS)",
                 recordText(*r).c_str());
       else if (r->model == "EXDC1" || r->model == "ESDC1A" || r->model == "SEXS")
         SETERRQ(world, PETSC_ERR_SUP, "%s: exciter model not supported by the grid model yet (supported: IEEET1)", recordText(*r).c_str());
       else SETERRQ(world, PETSC_ERR_SUP, "%s: governor model not supported by the grid model yet (supported: TGOV1)", recordText(*r).c_str());
     }
-    PetscCheck(machine, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no GENROU record in %s", g.where.str().c_str(), g.bus,
+    PetscCheck(machine, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no GENROU or GENCLS record in %s", g.where.str().c_str(), g.bus,
                trimId(g.id).c_str(), dyn.file.c_str());
     const DynamicRecord &m = *machine;
-    PetscCheck(m.param("Tdopp") == 0 && m.param("Tqopp") == 0, world, PETSC_ERR_SUP,
-               "%s: subtransient dynamics (T''do = %g, T''qo = %g) are not supported yet: only the two-axis machine, written as T''do = T''qo = 0",
-               recordText(m).c_str(), m.param("Tdopp"), m.param("Tqopp"));
-    PetscCheck(m.param("S1") == 0 && m.param("S12") == 0, world, PETSC_ERR_SUP, "%s: machine saturation (S(1.0), S(1.2) nonzero) is not supported yet",
-               recordText(m).c_str());
-    for (const char *n : {"Tdop", "Tqop", "H", "Xd", "Xq", "Xdp", "Xqp"})
-      PetscCheck(m.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(m).c_str(), n, m.param(n));
-    PetscCheck(exciter, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no IEEET1 exciter record in %s (every machine needs one)",
-               g.where.str().c_str(), g.bus, trimId(g.id).c_str(), dyn.file.c_str());
-    const DynamicRecord &e = *exciter;
-    PetscCheck(e.param("TR") == 0, world, PETSC_ERR_SUP, "%s: a voltage transducer (TR = %g > 0) is not supported yet: TR must be 0", recordText(e).c_str(),
-               e.param("TR"));
-    PetscCheck(e.param("KE") != 0, world, PETSC_ERR_SUP, "%s: KE = 0 (PSS/E's self-excited KE computed at initialization) is not supported: give KE",
-               recordText(e).c_str());
-    for (const char *n : {"KA", "TA", "TE", "KF", "TF"})
-      PetscCheck(e.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(e).c_str(), n, e.param(n));
-    PetscCheck(e.param("VRMIN") < e.param("VRMAX"), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: needs VRMIN < VRMAX (got %g, %g)", recordText(e).c_str(),
-               e.param("VRMIN"), e.param("VRMAX"));
-    // Saturation SE(E)·E = k1 exp(k2 E) through the two points; none when both SE are 0.
-    const double E1 = e.param("E1"), SE1 = e.param("SE1"), E2 = e.param("E2"), SE2 = e.param("SE2");
-    double k1 = 0, k2 = 0;
-    if (SE1 != 0 || SE2 != 0) {
-      PetscCheck(E1 > 0 && E2 > 0 && E1 != E2 && SE1 > 0 && SE2 > 0, world, PETSC_ERR_ARG_OUTOFRANGE,
-                 "%s: the saturation points need E1 != E2 > 0 and SE1, SE2 > 0 (or SE1 = SE2 = 0: no saturation); got (%g, %g), (%g, %g)",
-                 recordText(e).c_str(), E1, SE1, E2, SE2);
-      k2 = std::log(E2 * SE2 / (E1 * SE1)) / (E2 - E1);
-      k1 = E1 * SE1 * std::exp(-k2 * E1);
-    }
     const double zb = base / g.mbase, hb = g.mbase / base;  // impedances, inertia: machine base → system base
     Gen G;
-    G.busNumber = g.bus, G.bus = b, G.governor = -1;
-    G.c = GenData{m.param("H") * hb, g.zr * zb, m.param("Xd") * zb, m.param("Xdp") * zb, m.param("Xq") * zb, m.param("Xqp") * zb, m.param("Tdop"), m.param("Tqop"),
-                  e.param("TA"), e.param("KE"), e.param("TE"), e.param("KF"), e.param("TF"), k1, k2, e.param("VRMIN"), e.param("VRMAX")};
+    G.busNumber = g.bus, G.bus = b, G.governor = -1, G.classical = m.model == "GENCLS";
+    PetscReal KA = 1.0;  // a GENCLS has no exciter: its KA parameter and exciter rows have no effect
+    if (G.classical) {
+      PetscCheck(!exciter, world, PETSC_ERR_SUP, "%s: an exciter for a GENCLS machine (constant E'): the classical machine takes none", recordText(*exciter).c_str());
+      PetscCheck(m.param("H") > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: H = %g, must be positive", recordText(m).c_str(), m.param("H"));
+      PetscCheck(g.zx > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: generator at bus %d: the GENCLS machine's X'd is ZX of the RAW generator record, which is %g (must be positive)",
+                 g.where.str().c_str(), g.bus, g.zx);
+      const PetscReal X = g.zx * zb;
+      // Round rotor with X'd everywhere; the unused exciter constants only keep its rows' start finite.
+      G.c = GenData{m.param("H") * hb, g.zr * zb, X, X, X, X, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, -1.0, 1.0};
+    } else {
+      PetscCheck(m.param("Tdopp") == 0 && m.param("Tqopp") == 0, world, PETSC_ERR_SUP,
+                 "%s: subtransient dynamics (T''do = %g, T''qo = %g) are not supported yet: only the two-axis machine, written as T''do = T''qo = 0",
+                 recordText(m).c_str(), m.param("Tdopp"), m.param("Tqopp"));
+      PetscCheck(m.param("S1") == 0 && m.param("S12") == 0, world, PETSC_ERR_SUP, "%s: machine saturation (S(1.0), S(1.2) nonzero) is not supported yet",
+                 recordText(m).c_str());
+      for (const char *n : {"Tdop", "Tqop", "H", "Xd", "Xq", "Xdp", "Xqp"})
+        PetscCheck(m.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(m).c_str(), n, m.param(n));
+      PetscCheck(exciter, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no IEEET1 exciter record in %s (every GENROU needs one)",
+                 g.where.str().c_str(), g.bus, trimId(g.id).c_str(), dyn.file.c_str());
+      const DynamicRecord &e = *exciter;
+      PetscCheck(e.param("TR") == 0, world, PETSC_ERR_SUP, "%s: a voltage transducer (TR = %g > 0) is not supported yet: TR must be 0", recordText(e).c_str(),
+                 e.param("TR"));
+      PetscCheck(e.param("KE") != 0, world, PETSC_ERR_SUP, "%s: KE = 0 (PSS/E's self-excited KE computed at initialization) is not supported: give KE",
+                 recordText(e).c_str());
+      for (const char *n : {"KA", "TA", "TE", "KF", "TF"})
+        PetscCheck(e.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(e).c_str(), n, e.param(n));
+      PetscCheck(e.param("VRMIN") < e.param("VRMAX"), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: needs VRMIN < VRMAX (got %g, %g)", recordText(e).c_str(),
+                 e.param("VRMIN"), e.param("VRMAX"));
+      // Saturation SE(E)·E = k1 exp(k2 E) through the two points; none when both SE are 0.
+      const double E1 = e.param("E1"), SE1 = e.param("SE1"), E2 = e.param("E2"), SE2 = e.param("SE2");
+      double k1 = 0, k2 = 0;
+      if (SE1 != 0 || SE2 != 0) {
+        PetscCheck(E1 > 0 && E2 > 0 && E1 != E2 && SE1 > 0 && SE2 > 0, world, PETSC_ERR_ARG_OUTOFRANGE,
+                   "%s: the saturation points need E1 != E2 > 0 and SE1, SE2 > 0 (or SE1 = SE2 = 0: no saturation); got (%g, %g), (%g, %g)",
+                   recordText(e).c_str(), E1, SE1, E2, SE2);
+        k2 = std::log(E2 * SE2 / (E1 * SE1)) / (E2 - E1);
+        k1 = E1 * SE1 * std::exp(-k2 * E1);
+      }
+      G.c = GenData{m.param("H") * hb, g.zr * zb, m.param("Xd") * zb, m.param("Xdp") * zb, m.param("Xq") * zb, m.param("Xqp") * zb, m.param("Tdop"), m.param("Tqop"),
+                    e.param("TA"), e.param("KE"), e.param("TE"), e.param("KF"), e.param("TF"), k1, k2, e.param("VRMIN"), e.param("VRMAX")};
+      KA = e.param("KA");
+    }
     G.c.dampingPerM = m.param("D") * hb / (2 * G.c.H);
     if (governor && o.governors) {
       const DynamicRecord &t = *governor;
@@ -247,7 +266,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     genOfBus[b] = (PetscInt)gens_.size();
     gens_.push_back(G);
     genRecord.push_back(&g);
-    KA0.push_back(e.param("KA"));
+    KA0.push_back(KA);
   }
   PetscCheck(!gens_.empty(), world, PETSC_ERR_ARG_WRONG, "%s: no in-service generator", net.file.c_str());
   const PetscInt nG = numGens();
@@ -321,12 +340,14 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     const Gen &G = gens_[g];
     const PetscInt b = G.bus;
     const bool governed = G.governor >= 0;
-    add(Machine{G.c, governed}, {{gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), gs(g, 6), vr(b), vi(b), pm(g)},
+    add(Machine{G.c, governed, G.classical}, {{gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), gs(g, 6), vr(b), vi(b), pm(g)},
                                  {gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), vr(b), vi(b)},
                                  {},
                                  {}});
-    add(Exciter{G.c, {G.c.VRmin, G.c.VRmax, 1 + g}},
-        {{gs(g, 6), gs(g, 7), gs(g, 8), vr(b), vi(b), vref(g), ka(g)}, {gs(g, 6), gs(g, 7), gs(g, 8), vref(g), ka(g)}, {}, guardsOf(g)});
+    if (G.classical) add(AbsentLimiter{}, {{gs(g, 8)}, {}, {}, guardsOf(g)});
+    else
+      add(Exciter{G.c, {G.c.VRmin, G.c.VRmax, 1 + g}},
+          {{gs(g, 6), gs(g, 7), gs(g, 8), vr(b), vi(b), vref(g), ka(g)}, {gs(g, 6), gs(g, 7), gs(g, 8), vref(g), ka(g)}, {}, guardsOf(g)});
     if (governed) {
       const Gov &t = govs_[G.governor];
       const PetscInt k = G.governor;
@@ -385,7 +406,12 @@ std::string CaseGrid::limiterName(PetscInt l) const {
 
 GuardInfo CaseGrid::guardInfo(PetscInt j) const { return limiterGuardInfo(limiterName(j / 4), j % 4); }
 
-bool CaseGrid::guardActive(PetscInt j, const DiscreteState &d) const { return limiterGuardActive(j % 4, d[1 + j / 4]); }
+// A GENCLS has no exciter: its limiter's guards are never evaluated, so never active.
+bool CaseGrid::guardActive(PetscInt j, const DiscreteState &d) const {
+  const PetscInt l = j / 4;
+  if (l < numGens() && gens_[l].classical) return false;
+  return limiterGuardActive(j % 4, d[1 + l]);
+}
 
 // Collective (the engine calls it on every rank with the replicated d).
 PetscErrorCode CaseGrid::transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const {

@@ -4,13 +4,15 @@
 // Network: every in-service bus (RAW order) with the current balance 0 = Y V − I_gen + I_load
 // (+ the fault shunt), Y from admittance.hpp (lines, transformers, fixed and switched shunts);
 // loads as constant impedance at their power-flow voltage (P, Q ∝ |V|²).
-// Machines (one per in-service generator, at most one generator per bus): GENROU with
+// Machines (one per in-service generator, at most one generator per bus): GENCLS, the classical
+// machine (constant E' behind X'd = the RAW generator's ZX; H, D from the DYR; no exciter: the
+// exciter rows stay constant); GENROU with
 // T''do = T''qo = 0 (no subtransient dynamics; X''d, Xl ignored, no saturation) is the two-axis
 // model; data converted from MBASE to the system base (X · S_base/MBASE, H and D · MBASE/S_base);
 // the armature resistance is the RAW generator's ZR. D is the damping per unit power per per-unit
 // speed. Exciters: IEEET1 with TR = 0 and KE ≠ 0 (saturation SE(Efd)·Efd = k1 exp(k2 Efd) through
 // its two points (E1, SE1), (E2, SE2)), VR with a non-windup limiter [VRMIN, VRMAX]; every
-// machine needs one. Governors (optional): TGOV1 (valve limits VMIN, VMAX and R per unit of
+// GENROU needs one, a GENCLS none. Governors (optional): TGOV1 (valve limits VMIN, VMAX and R per unit of
 // MBASE, as the DYR gives them). Every other model and every unsupported value is refused with
 // the record's file:line.
 // Initial state: the AC power flow of the case (one slack bus: |V|, θ given; PV buses: the
@@ -98,6 +100,7 @@ public:
     PetscInt bus;       // position in the bus list
     GenData c;
     PetscInt governor;  // its governor's index, or -1
+    bool classical;     // GENCLS: constant E' behind X'd, no exciter (its limiter's guards inactive)
   };
   struct Gov {
     PetscInt gen;

@@ -96,13 +96,18 @@ struct Machine {
   static constexpr int numReads = 10, numWrites = 8, numParams = 0;
   GenData c;
   bool governed;
+  // Classical machine (PSS/E GENCLS): constant E' behind X'd (c with Xd = Xq = X'q = X'd): E'q,
+  // E'd are constant states (rows 0, 1 stay 0), no exciter.
+  bool classical = false;
   template <class S> void residual(S, const S *u, const S *, const DiscreteState &, S *f) const {
     using std::cos;
     using std::sin;
     const S &Eqp = u[0], &Edp = u[1], &delta = u[2], &w = u[3], &Id = u[4], &Iq = u[5], &Efd = u[6], &Vr = u[7], &Vi = u[8];
     const S TM = governed ? S(0.0) : u[9];
-    f[0] = (-Eqp - (c.Xd - c.Xdp) * Id + Efd) / c.Td0p;
-    f[1] = (-Edp + (c.Xq - c.Xqp) * Iq) / c.Tq0p;
+    if (!classical) {
+      f[0] = (-Eqp - (c.Xd - c.Xdp) * Id + Efd) / c.Td0p;
+      f[1] = (-Edp + (c.Xq - c.Xqp) * Iq) / c.Tq0p;
+    }
     f[2] = w - omegaS;
     f[3] = (TM - Edp * Id - Eqp * Iq - (c.Xqp - c.Xdp) * Id * Iq - c.D() * (w - omegaS)) / c.M();
     const S Vd = Vr * sin(delta) - Vi * cos(delta), Vq = Vr * cos(delta) + Vi * sin(delta);
