@@ -70,15 +70,15 @@ LAYERS = [
      "its own library, which nothing below includes",
      ["src/power/*", "include/hybridsens/power/*"]),
     ("programs",
-     "examples and benchmarks, written against the public headers only",
-     ["examples/*", "bench/*"]),
+     "examples, benchmarks and installed tools, written against the public headers only",
+     ["examples/*", "bench/*", "tools/*"]),
     ("tests",
      "tests may use anything, internal headers included",
      ["tests/*"]),
 ]
 PUBLIC_ONLY = {"programs"}  # layers that may include nothing under src/
 PETSC_INTERNALS_ADAPTER = {"src/util/petsc_internals.cpp"}
-SCANNED_DIRS = ["src", "include", "examples", "bench", "tests"]
+SCANNED_DIRS = ["src", "include", "examples", "bench", "tools", "tests"]
 SOURCE_SUFFIXES = (".hpp", ".cpp", ".h", ".c", ".cc", ".hh")
 # Where a quoted include is looked for after the including file's own directory (the include
 # directories of the CMake targets).

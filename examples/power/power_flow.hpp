@@ -1,39 +1,15 @@
-// Generator steady state from (P, Q, V) and the 9-bus AC power flow (Newton), written for any
+// The 9-bus AC power flow (Newton), written for any
 // scalar type so that Sacado differentiates them (∂u0/∂p of the power-flow start).
 #pragma once
 
 #include "wecc9_layout.hpp"
 
+#include <hybridsens/power/newton.hpp>
+
+#include <type_traits>
+
 namespace wecc9 {
 using namespace hybridsens;
-
-// Steady state of a generator from its dispatch (P, Q) and terminal voltage (Vr, Vi): the
-// closed form ex9bus uses for its initial state; differentiated through P and Q.
-template <class S> struct SteadyState {
-  S Eqp, Edp, delta, Id, Iq, Efd, RF, VR, Vm;
-};
-template <class S> SteadyState<S> steadyState(const GenData &c, const S &P, const S &Q, const S &Vm, const S &angle) {
-  using std::atan2;
-  using std::cos;
-  using std::exp;
-  using std::sin;
-  using std::sqrt;
-  SteadyState<S> s;
-  const S Vr = Vm * cos(angle), Vi = Vm * sin(angle), Vm2 = Vm * Vm;
-  const S IGr = (Vr * P + Vi * Q) / Vm2, IGi = (Vi * P - Vr * Q) / Vm2;  // generator current (network frame)
-  s.delta = atan2(Vi + c.Xq * IGr, Vr - c.Xq * IGi);                      // rotor angle: q axis along E = V + jXq I
-  const S theta = PETSC_PI / 2.0 - s.delta;
-  s.Id = IGr * cos(theta) - IGi * sin(theta);
-  s.Iq = IGr * sin(theta) + IGi * cos(theta);
-  const S Vd = Vr * cos(theta) - Vi * sin(theta), Vq = Vr * sin(theta) + Vi * cos(theta);
-  s.Edp = Vd + c.Rs * s.Id - c.Xqp * s.Iq;
-  s.Eqp = Vq + c.Rs * s.Iq + c.Xdp * s.Id;
-  s.Efd = s.Eqp + (c.Xd - c.Xdp) * s.Id;
-  s.VR = c.KE * s.Efd + c.k1 * exp(c.k2 * s.Efd);
-  s.RF = c.KF * s.Efd / c.TF;
-  s.Vm = Vm;
-  return s;
-}
 
 // ---- AC power flow (initialization mode power_flow) -----------------------------------------
 // Bus 1 is the slack (|V1|, θ1 given), buses 2 and 3 are PV (P, |V| given), the others PQ with
@@ -69,42 +45,14 @@ template <class T> void pfMismatch(const T *x, const T *spec, T *F) {
   F[0] = P[1] - spec[2], F[1] = P[2] - spec[3];
   for (PetscInt b = 3; b < areaBuses; ++b) F[b - 1] = P[b] + Pd[b], F[8 + b - 3] = Q[b] + Qd[b];
 }
-// One Newton step x ← x − F_x⁻¹ F in the scalar type T (partial pivoting on the values); F_x by
-// forward AD over T. Returns ‖F(x)‖∞ before the step.
+// One Newton step of the 9-bus power flow (hybridsens::power::newtonStep). Returns ‖F(x)‖∞ before the step.
 template <class T> PetscReal pfNewtonStep(T *x, const T *spec) {
-  using J = Sacado::Fad::SFad<T, pfUnknowns>;
-  constexpr int n = pfUnknowns;
-  J xf[n], sf[pfSpecs], F[n];
-  for (int i = 0; i < n; ++i) xf[i] = J(n, i, x[i]);
-  for (int k = 0; k < pfSpecs; ++k) sf[k] = J(spec[k]);
-  pfMismatch<J>(xf, sf, F);
-  T A[n][n], b[n];
-  PetscReal norm = 0;
-  for (int i = 0; i < n; ++i) {
-    b[i] = F[i].val();
-    norm = std::max(norm, (PetscReal)std::fabs(Sacado::ScalarValue<T>::eval(b[i])));
-    for (int j = 0; j < n; ++j) A[i][j] = F[i].dx(j);
-  }
-  for (int k = 0; k < n; ++k) {  // LU with partial pivoting; forward elimination on b alongside
-    int piv = k;
-    for (int i = k + 1; i < n; ++i)
-      if (std::fabs(Sacado::ScalarValue<T>::eval(A[i][k])) > std::fabs(Sacado::ScalarValue<T>::eval(A[piv][k]))) piv = i;
-    if (piv != k) {
-      for (int j = 0; j < n; ++j) std::swap(A[k][j], A[piv][j]);
-      std::swap(b[k], b[piv]);
-    }
-    for (int i = k + 1; i < n; ++i) {
-      const T l = A[i][k] / A[k][k];
-      for (int j = k + 1; j < n; ++j) A[i][j] -= l * A[k][j];
-      b[i] -= l * b[k];
-    }
-  }
-  for (int i = n - 1; i >= 0; --i) {
-    for (int j = i + 1; j < n; ++j) b[i] -= A[i][j] * b[j];
-    b[i] /= A[i][i];
-    x[i] -= b[i];
-  }
-  return norm;
+  return power::newtonStep<T>(pfUnknowns, x, [spec](const auto *xf, auto *F) {
+    using J = std::remove_const_t<std::remove_pointer_t<decltype(xf)>>;
+    J sf[pfSpecs];
+    for (int k = 0; k < pfSpecs; ++k) sf[k] = J(spec[k]);
+    pfMismatch<J>(xf, sf, F);
+  });
 }
 
 // The power flow for spec, with the generators' (P, Q). Newton in double from ex9bus' V0 to

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hybridsens/ad_local.hpp>
+#include <hybridsens/power/grid_kernels.hpp>
 #include <hybridsens/hybridsens.hpp>
 
 #include <petscts.h>
@@ -22,7 +23,8 @@
 namespace wecc9 {
 using namespace hybridsens;
 
-constexpr PetscReal omegaS = 2 * PETSC_PI * 60;  // synchronous speed (rad/s)
+using power::grid::GenData;
+using power::grid::omegaS;
 // One area is ex9bus' 9-bus system; -areas N couples N identical copies (see Layout).
 constexpr PetscInt areaGens = 3, areaBuses = 9, genStates = 9;
 // Per area: generators, buses, then constant states (Vref, KA) per generator, Pm per generator,
@@ -61,13 +63,6 @@ const YEntry Ybus[] = {
     {8, 5, -1.2820091384241146, 5.588244962361526},    {8, 7, -1.1550874808900968, 9.784270426363172},
     {8, 8, 2.4662174328332576, -32.15376211088593}};
 
-// Machine and exciter constants of one generator (Sauer & Pai; ex9bus).
-struct GenData {
-  PetscReal H, Rs, Xd, Xdp, Xq, Xqp, Td0p, Tq0p;
-  PetscReal TA, KE, TE, KF, TF, k1, k2, VRmin, VRmax;
-  PetscReal M() const { return 2 * H / omegaS; }
-  PetscReal D() const { return 0.1 * M(); }
-};
 const GenData gen[areaGens] = {
     {23.64, 0.0, 0.146, 0.0608, 0.4360, 0.0969, 8.96, 0.31, 0.2, 1.0, 0.314, 0.063, 0.35, 0.0039, 1.555, -4.0, 7.0},
     {6.4, 0.0, 0.8958, 0.1198, 0.8645, 0.1969, 6.0, 0.535, 0.2, 1.0, 0.314, 0.063, 0.35, 0.0039, 1.555, -4.0, 7.0},

@@ -180,31 +180,14 @@ public:
   }
 
   PetscInt numGuards() const override { return 4 * s_.layout.numLimiters(); }
-  GuardInfo guardInfo(PetscInt j) const override {
-    const std::string n = limiterName(j / 4);
-    switch (j % 4) {
-    case HitMax: return {n + "_hits_max", Direction::Rising};
-    case HitMin: return {n + "_hits_min", Direction::Falling};
-    case LeaveMax: return {n + "_leaves_max", Direction::Falling};
-    default: return {n + "_leaves_min", Direction::Rising};
-    }
-  }
-  bool guardActive(PetscInt j, const DiscreteState &d) const override {
-    const PetscInt flag = d[limiterFlag(j / 4)];
-    switch (j % 4) {
-    case HitMax:
-    case HitMin: return flag == 0;
-    case LeaveMax: return flag == 1;
-    default: return flag == -1;
-    }
-  }
+  GuardInfo guardInfo(PetscInt j) const override { return limiterGuardInfo(limiterName(j / 4), j % 4); }
+  bool guardActive(PetscInt j, const DiscreteState &d) const override { return limiterGuardActive(j % 4, d[limiterFlag(j / 4)]); }
 
   // Collective (the engine calls it on every rank with the replicated d).
   PetscErrorCode transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const override {
     PetscFunctionBeginUser;
     if (id.kind == EventId::Guard) {
-      const PetscInt k = id.index % 4;
-      d[limiterFlag(id.index / 4)] = k == HitMax ? 1 : k == HitMin ? -1 : 0;
+      d[limiterFlag(id.index / 4)] = limiterFlagAfter(id.index % 4);
       PetscFunctionReturn(0);
     }
     switch (id.index) {
@@ -222,9 +205,7 @@ public:
       PetscCall(guards(t, u, ModeContext{placeholder, d}, local.data()));
       PetscCallMPI(MPI_Allreduce(local.data(), all.data(), (int)numGuards(), MPIU_SCALAR, MPIU_SUM, comm()));
       for (PetscInt g = 0; g < s_.layout.numGens(); ++g) {
-        const PetscScalar rate = all[4 * g + LeaveMax];  // = free VR' (same value for LeaveMin)
-        PetscInt &flag = d[limiterFlag(g)];
-        if ((flag == 1 && rate < 0) || (flag == -1 && rate > 0)) flag = 0;
+        releaseIfReversed(d[limiterFlag(g)], all[4 * g + LeaveMax]);  // = the free VR' (same value for LeaveMin)
       }
     }
     }

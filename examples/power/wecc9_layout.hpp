@@ -52,8 +52,12 @@ struct Layout {
 
 // Discrete state: d[0] fault on (0/1); d[1+ℓ] limiter ℓ: 0 free, +1 at max, −1 at min.
 inline PetscInt limiterFlag(PetscInt l) { return 1 + l; }
-// Guards of limiter ℓ: 4ℓ hit max, 4ℓ+1 hit min, 4ℓ+2 leave max, 4ℓ+3 leave min.
-enum GuardKind : PetscInt { HitMax = 0, HitMin = 1, LeaveMax = 2, LeaveMin = 3 };
+// Guards of limiter ℓ: 4ℓ + GuardKind (hit max, hit min, leave max, leave min).
+using power::grid::GuardKind;
+using power::grid::HitMax;
+using power::grid::HitMin;
+using power::grid::LeaveMax;
+using power::grid::LeaveMin;
 // Time events (applied in this order at one instant).
 enum TimeEvent : PetscInt { FaultOn = 0, FaultOff = 1, LimiterCheckOn = 2, LimiterCheckOff = 3 };
 

@@ -1,4 +1,4 @@
-#include "case_text.hpp"
+#include "admittance_entries.hpp"
 
 #include <hybridsens/power/mismatch.hpp>
 
@@ -11,15 +11,9 @@ namespace {
 using C = std::complex<double>;
 constexpr double degree = M_PI / 180.0;
 
-struct YEntry {
-  std::size_t i, j;
-  C y;
-};
-
 std::vector<BusMismatch> mismatch(const NetworkCase &net) {
   const std::size_t n = net.buses.size();
   const double base = net.baseMVA;
-  std::vector<YEntry> Y;  // bus admittance matrix, unassembled (duplicates add up)
   std::vector<C> V(n), Sspec(n, 0.0);
   std::vector<double> epsV(n), epsTh(n), specRound(n, 0.0);
   for (std::size_t k = 0; k < n; ++k) {
@@ -28,38 +22,10 @@ std::vector<BusMismatch> mismatch(const NetworkCase &net) {
     epsV[k] = b.vm.halfUlp, epsTh[k] = b.va.halfUlp * degree;
   }
   auto idx = [&](int bus) { return net.busIndex.at(bus); };
-  auto series = [](double r, double x, const SourceLine &w) {
-    if (r == 0 && x == 0) fail(w, "zero-impedance branch (R = X = 0) is not supported by the mismatch computation", PETSC_ERR_SUP);
-    return 1.0 / C(r, x);
-  };
-  for (const Branch &br : net.branches) {
-    if (!br.inService) continue;
-    const std::size_t i = idx(br.from), j = idx(br.to);
-    const C ys = series(br.r, br.x, br.where);
-    Y.push_back({i, i, ys + C(br.gi, br.bi + br.b / 2)});
-    Y.push_back({j, j, ys + C(br.gj, br.bj + br.b / 2)});
-    Y.push_back({i, j, -ys});
-    Y.push_back({j, i, -ys});
-  }
-  for (const Transformer &t : net.transformers) {
-    if (!t.inService) continue;
-    const std::size_t i = idx(t.from), j = idx(t.to);
-    const C ys = series(t.r, t.x, t.where), ych(0, t.lineCharging / 2);
-    const C tau = std::polar(t.tap, t.shiftDeg * degree);
-    Y.push_back({i, i, (ys + ych) / std::norm(tau) + C(t.magG, t.magB)});
-    Y.push_back({j, j, ys + ych});
-    Y.push_back({i, j, -ys / std::conj(tau)});
-    Y.push_back({j, i, -ys / tau});
-  }
-  for (const FixedShunt &s : net.fixedShunts) {
-    if (!s.inService) continue;
-    const std::size_t i = idx(s.bus);
-    Y.push_back({i, i, C(s.g.value, s.b.value) / base});
-  }
+  const std::vector<AdmittanceEntry> Y = admittanceEntries(net, "the mismatch computation", false);  // per element, as the bound sums
   for (const SwitchedShunt &s : net.switchedShunts) {
     if (!s.inService) continue;
     const std::size_t i = idx(s.bus);
-    Y.push_back({i, i, C(0, s.binit.value) / base});
     // BINIT is a solved output (the shunt's control set it): its rounding changes S by ε |V|²
     specRound[i] += s.binit.halfUlp / base * std::norm(V[i]);
   }
@@ -84,11 +50,11 @@ std::vector<BusMismatch> mismatch(const NetworkCase &net) {
   std::vector<C> I(n, 0.0);
   std::vector<double> diagAbs(n, 0.0), bound(n, 0.0);
   std::vector<C> diag(n, 0.0);
-  for (const YEntry &e : Y) {
+  for (const AdmittanceEntry &e : Y) {
     I[e.i] += e.y * V[e.j];
     if (e.i == e.j) diag[e.i] += e.y;
   }
-  for (const YEntry &e : Y) {
+  for (const AdmittanceEntry &e : Y) {
     if (e.i == e.j) continue;
     const double a = std::abs(e.y), vi = std::abs(V[e.i]), vj = std::abs(V[e.j]);
     const double second = epsV[e.i] + vi * epsTh[e.i] + epsV[e.j] + vj * epsTh[e.j];
