@@ -217,6 +217,38 @@ TEST(SolverOptions, OutputTimesOutsideTheHorizonAreRefused) {
   EXPECT_EQ(solver.solve(), 0);
 }
 
+// A cost that is identically zero near p (a frequency that never leaves its band) has zero
+// Taylor remainders: the order 0/0 used to be NaN and the check FAILED. The Taylor test now runs
+// on the cost with the largest gradient, and a remainder at round-off passes.
+class Zero : public CostFunction {
+public:
+  bool hasTerminal() const override { return true; }
+  PetscErrorCode terminal(PetscReal, Vec, const ModeContext &, PetscScalar *v) const override { return *v = 0, 0; }
+  PetscErrorCode terminalGradient(PetscReal, Vec gu, const ModeContext &, Vec g, PetscScalar *) const override { return VecSet(g, 0.0); }
+};
+
+TEST(GradientCheck, ZeroCostPasses) {
+  Decay model;
+  Zero zero;
+  Terminal cost;
+  for (int withNonzero = 0; withNonzero < 2; ++withNonzero) {
+    Solver solver(model);
+    solver.addCost(zero);  // cost 0 is zero
+    if (withNonzero) solver.addCost(cost);
+    TSSetTimeStep(solver.ts(), 0.01);
+    TSSetMaxTime(solver.ts(), 1.0);
+    fixedRK4(solver.ts());
+    ASSERT_EQ(solver.setFromOptions(), 0);
+    GradientCheckOptions opt;
+    GradientCheckReport rep;
+    EXPECT_EQ(checkGradient(solver, opt, rep), 0) << withNonzero;
+    EXPECT_TRUE(rep.passed) << withNonzero;
+    EXPECT_TRUE(std::isfinite(rep.taylorOrder)) << withNonzero;
+    EXPECT_EQ(rep.taylorCost, (size_t)withNonzero);           // the nonzero cost when there is one
+    if (withNonzero) EXPECT_GT(rep.taylorOrder, 1.8);          // ... and it shows its order
+  }
+}
+
 TEST(GradientCheck, NaNFails) {
   // A zero difference step gives 0/0 in every finite difference; std::max used to skip the NaN
   // and report PASSED.

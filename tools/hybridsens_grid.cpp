@@ -139,16 +139,17 @@ int main(int argc, char **argv) {
     PetscCall(solver.setFromOptions());
     PetscCall(solver.solve());
 
-    const PetscReal tf = solver.finalTime();
+    const SolveResult &result = solver.result();
+    const PetscReal tf = result.finalTime;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "fault at bus %d on [%g, %g], T = %g, %" PetscInt_FMT " steps, %zu events\n", G.faultBusNumber(),
-                          (double)p[G.pTon()], (double)p[G.pToff()], (double)tf, solver.stats().steps, solver.events().size()));
+                          (double)p[G.pTon()], (double)p[G.pToff()], (double)tf, result.stats.steps, result.events().size()));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "limiter events:\n"));
-    for (const auto &r : solver.events().records()) {
+    for (const auto &r : result.events().records()) {
       for (PetscInt l = 0; l < G.numLimiters(); ++l) {
         const PetscInt a = r.before[1 + l], b = r.after[1 + l];
         if (a == b) continue;
         PetscScalar x;
-        PetscCall(vecEntry(r.uplus, G.limitedState(l), &x));
+        PetscCall(globalEntry(r.uplus, G.limitedState(l), &x));
         const std::string kind = l < G.numGens() ? "VR" : "Pv";
         const std::string what = (b != 0 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s %s (%s)  %s = %.10g\n", (double)r.time, G.limiterName(l).c_str(), what.c_str(), r.name.c_str(),
@@ -158,19 +159,20 @@ int main(int argc, char **argv) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states:\n"));
     for (PetscInt g = 0; g < G.numGens(); ++g) {
       PetscScalar delta, w, VR;
-      PetscCall(vecEntry(solver.finalState(), G.gs(g, 2), &delta));
-      PetscCall(vecEntry(solver.finalState(), G.gs(g, 3), &w));
-      PetscCall(vecEntry(solver.finalState(), G.gs(g, 8), &VR));
+      PetscCall(globalEntry(result.finalState(), G.gs(g, 2), &delta));
+      PetscCall(globalEntry(result.finalState(), G.gs(g, 3), &w));
+      PetscCall(globalEntry(result.finalState(), G.gs(g, 8), &VR));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen at bus %d: delta = %.10f  f = %.10f Hz  VR = %.10f\n", G.genBusNumber(g), (double)delta,
                             (double)(w / (2 * PETSC_PI)), (double)VR));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "frequency violations H_<bus>: f in [%g, %g] Hz, sigma %g, eta %g\n", (double)fmin, (double)fmax, (double)sigma,
                           (double)eta));
     PetscCall(solver.viewGradients(nullptr, false));
-    const auto &gP = !solver.adjointGradientP().empty() ? solver.adjointGradientP() : solver.forwardGradientP();
-    if (!gP.empty()) {  // the layout of Zhang et al. (2017), Table V: rows H_i, columns the dispatch P_g
+    const std::vector<std::vector<PetscScalar>> gP =
+        result.gradientTable(result.adjointComputed ? &CostGradient::adjointP : &CostGradient::forwardP);
+    if (result.adjointComputed || result.forwardComputed) {  // the layout of Zhang et al. (2017), Table V: rows H_i, columns the dispatch P_g
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sensitivities of frequency violations to dispatch at t = %g (%s):\n        ", (double)tf,
-                            !solver.adjointGradientP().empty() ? "adjoint" : "forward"));
+                            result.adjointComputed ? "adjoint" : "forward"));
       for (PetscInt g = 0; g < G.numGens(); ++g) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12s", names[G.pP(g)].c_str()));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
       for (size_t k = 0; k < costs.size(); ++k) {
