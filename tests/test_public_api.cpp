@@ -176,5 +176,17 @@ TEST(OwnedEntries, IndexOutsideTheVectorIsReported) {
     EXPECT_NE(err.message().find("index 3"), std::string::npos) << err.message();
     EXPECT_NE(err.message().find("[0, 3)"), std::string::npos) << err.message();
   }
+  {
+    // A write through a view taken for reading (the default) would be lost: an error, not a no-op.
+    ErrorCapture err;
+    OwnedEntries e;
+    ASSERT_EQ(e.get(v), 0);
+    e.write(1, 7.0);
+    e.add(1, 7.0);
+    EXPECT_NE(e.restore(), 0);
+    EXPECT_NE(err.message().find("OwnedEntries::Write"), std::string::npos) << err.message();
+  }
+  ASSERT_EQ(globalEntry(v, 1, &x), 0);
+  EXPECT_EQ(x, 5.0);  // unchanged
   VecDestroy(&v);
 }

@@ -9,7 +9,8 @@
 // loads, the current balance of the network; the initial state from the case's AC power flow with
 // exact ∂u0/∂p), applies a three-phase fault (a shunt 1/-rfault at -fault_bus, default the last bus
 // of the RAW file, on at -t_on 1.0 s, off at -t_off 1.1 s: time events whose times are
-// parameters) and computes the frequency-violation costs H_<bus> of every generator
+// parameters; both must lie before -ts_max_time; -no_fault for a flat run) and computes the
+// frequency-violation costs H_<bus> of every generator
 // (σ ∫ max(0, f − f⁺, f⁻ − f)^η dt, Zhang et al. 2017, eq. 30) with their gradients through the
 // Solver: -hs_forward, -hs_adjoint, -hs_summary FILE, -hs_check_gradient as for every model.
 // Parameters (each settable by name): P<bus>, Q<bus> (dispatch), t_on, t_off, KA<bus>,
@@ -109,9 +110,11 @@ int main(int argc, char **argv) {
     PetscCall(TSGetOptionsPrefix(ts, &prefix));
     std::vector<PetscReal> p = G.defaultParameters();
     const auto names = G.parameterNames();
+    PetscBool noFault = PETSC_FALSE;
     PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "hybridsens-grid: parameters", "");
     {
       OptionReader r(PetscOptionsObject);
+      PetscCall(r.boolean("-no_fault", "no disturbance: the fault's times are put beyond the final time (a flat run)", &noFault));
       for (PetscInt k = 0; k < G.numParams(); ++k) {
         const std::string &n = names[k];
         // Exciter gains, voltage magnitudes and droops are positive; dispatch, angles and fault times any finite number.
@@ -137,6 +140,18 @@ int main(int argc, char **argv) {
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());
+    {  // A fault outside the horizon would leave H and its t_on / t_off columns silently zero.
+      PetscReal T;
+      PetscCall(TSGetMaxTime(ts, &T));
+      if (noFault) {
+        p[G.pTon()] = 2 * T + 1, p[G.pToff()] = 2 * T + 2;
+        PetscCall(solver.setParameters(p));
+      }
+      PetscCheck(noFault || p[G.pToff()] < T, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+                 "hybridsens-grid: the fault (-t_on %g, -t_off %g) must be applied and cleared before the final time -ts_max_time %g "
+                 "(-no_fault for a run without it)",
+                 (double)p[G.pTon()], (double)p[G.pToff()], (double)T);
+    }
     PetscCall(solver.solve());
 
     const SolveResult &result = solver.result();

@@ -83,4 +83,12 @@ private:
 // nearest known name) unless the list is empty. Call after every -hs_ option has been read.
 PetscErrorCode refuseUnknownLibraryOptions(MPI_Comm comm, const char *prefix, const std::vector<std::string> &known);
 
+// Every option in the database that no one has read and that lies within two edits of an
+// option some OptionReader of this program has read (-t_of for -t_off, -fault_buss for
+// -fault_bus): a misspelling that would otherwise leave a default silently in place. Options
+// of PETSc's own components (-ts_, -ksp_, -pc_, -snes_, -mat_, -log_, ...) are PETSc's business
+// (-options_left) and are not judged. Collective; an error listing them with the nearest name.
+// Solver::setFromOptions calls it: read the program's own options before that call.
+PetscErrorCode refuseMisspelledOptions(MPI_Comm comm);
+
 } // namespace hybridsens

@@ -22,6 +22,7 @@ namespace hybridsens {
 // A view of this rank's part of a Vec, addressed by global index; restored by restore() or,
 // on an early return, by the destructor. An index outside [0, global size) is a programming
 // error that restore() reports (PETSC_ERR_ARG_OUTOFRANGE); reading or writing it does nothing.
+// So is writing through a view taken with Read access (the default): restore() reports it.
 class OwnedEntries {
 public:
   enum Access { Read, Write };
@@ -42,15 +43,18 @@ public:
     check(i);
     return owns(i) ? array_[i - lo_] : 0;
   }
-  // v[i] = x if this rank owns i (Write access), else nothing.
+  // v[i] = x if this rank owns i, else nothing. Needs Write access: a write through a Read
+  // view would be lost, so restore() reports it (PETSC_ERR_ARG_WRONGSTATE).
   void write(PetscInt i, PetscScalar x) {
     check(i);
-    if (owns(i) && writable_) writable_[i - lo_] = x;
+    if (!writable_) writeToReadView_ = true;
+    else if (owns(i)) writable_[i - lo_] = x;
   }
-  // v[i] += x if this rank owns i (Write access), else nothing.
+  // v[i] += x if this rank owns i, else nothing. Needs Write access, as write().
   void add(PetscInt i, PetscScalar x) {
     check(i);
-    if (owns(i) && writable_) writable_[i - lo_] += x;
+    if (!writable_) writeToReadView_ = true;
+    else if (owns(i)) writable_[i - lo_] += x;
   }
 
 private:
@@ -62,6 +66,7 @@ private:
   PetscScalar *writable_ = nullptr;  // Write access only
   PetscInt lo_ = 0, hi_ = 0, size_ = 0;
   mutable PetscInt badIndex_ = -1;  // the first out-of-range index used, for restore()
+  bool writeToReadView_ = false;    // write() or add() on a Read view, for restore()
 };
 
 // *value = v[i] on the rank owning i; untouched elsewhere (outputs are zero on entry, so this

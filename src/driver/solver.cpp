@@ -86,6 +86,7 @@ PetscErrorCode Solver::setFromOptions() {
   PetscCall(ierr);
   names.insert(names.end(), optionsReadByModels().begin(), optionsReadByModels().end());
   PetscCall(refuseUnknownLibraryOptions(model_.comm(), prefix, names));
+  PetscCall(refuseMisspelledOptions(model_.comm()));
   opt_ = o;
   forward_ = o.forward;
   adjoint_ = o.adjoint;

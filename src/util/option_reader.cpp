@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <set>
 #include <sstream>
 
 namespace hybridsens {
@@ -43,8 +45,16 @@ std::string OptionReader::fullName(const char *name) const {
   return "-" + std::string(items_->prefix ? items_->prefix : "") + n;
 }
 
+// The full names (prefix included, no leading '-') every OptionReader of this process has
+// looked up: what refuseMisspelledOptions compares unread options with.
+static std::set<std::string> &namesReadByAnyReader() {
+  static std::set<std::string> names;
+  return names;
+}
+
 PetscErrorCode OptionReader::find(const char *name, const char **value, PetscBool *found) const {
   PetscFunctionBeginUser;
+  namesReadByAnyReader().insert(fullName(name).substr(1));
   PetscCall(PetscOptionsFindPair(items_->options, items_->prefix, name, value, found));
   PetscFunctionReturn(0);
 }
@@ -326,6 +336,36 @@ PetscErrorCode refuseUnknownLibraryOptions(MPI_Comm comm, const char *prefix, co
   }
   PetscCall(PetscOptionsLeftRestore(nullptr, &n, &names, &values));
   PetscCheck(unknown.empty(), comm, PETSC_ERR_USER_INPUT, "Unknown hybridsens option(s):%s\nRun with -help for the list.", unknown.c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode refuseMisspelledOptions(MPI_Comm comm) {
+  static const char *petscComponents[] = {"ts_", "ksp_", "pc_", "snes_", "mat_", "vec_", "log_", "tao_", "dm_", "options_", "malloc",
+                                          "info", "help", "on_error", "start_in", "viewer_", "draw_", "fp_trap", "check_", "memory_",
+                                          "objects_", "saws", "history", "skip_petscrc", "use_gpu", "device_", "mpi_", "pc"};
+  PetscInt n;
+  char **names, **values;
+  PetscFunctionBeginUser;
+  const std::set<std::string> &read = namesReadByAnyReader();
+  PetscCall(PetscOptionsLeftGet(nullptr, &n, &names, &values));
+  std::string misspelled;
+  for (PetscInt i = 0; i < n; ++i) {
+    const std::string name = names[i];
+    if (read.count(name)) continue;
+    bool petsc = name.find("hs_") != std::string::npos;  // -hs_ options: refuseUnknownLibraryOptions
+    for (const char *c : petscComponents) petsc = petsc || name.compare(0, std::strlen(c), c) == 0;
+    if (petsc) continue;
+    std::string best;
+    size_t bestDistance = 3;  // two edits at most
+    for (const std::string &k : read) {
+      const size_t d = editDistance(name, k);
+      if (d < bestDistance && d < std::max<size_t>(k.size(), 2) / 2 + 1) bestDistance = d, best = k;
+    }
+    if (!best.empty()) misspelled += "\n  -" + name + " (did you mean -" + best + "?)";
+  }
+  PetscCall(PetscOptionsLeftRestore(nullptr, &n, &names, &values));
+  PetscCheck(misspelled.empty(), comm, PETSC_ERR_USER_INPUT, "Option(s) not read by this program, close to ones it reads:%s\nRun with -help for the list.",
+             misspelled.c_str());
   PetscFunctionReturn(0);
 }
 

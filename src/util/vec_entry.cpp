@@ -17,6 +17,7 @@ PetscErrorCode OwnedEntries::get(Vec v, Access access) {
   } else PetscCall(VecGetArrayRead(v, &array_));
   v_ = v;
   badIndex_ = -1;
+  writeToReadView_ = false;
   PetscFunctionReturn(0);
 }
 
@@ -30,8 +31,12 @@ PetscErrorCode OwnedEntries::restore() {
   array_ = nullptr;
   writable_ = nullptr;
   lo_ = hi_ = 0;
+  const bool wroteToReadView = writeToReadView_;
+  writeToReadView_ = false;
   PetscCheck(badIndex_ < 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "OwnedEntries: index %" PetscInt_FMT " used, outside the vector [0, %" PetscInt_FMT ")",
              badIndex_, size_);
+  PetscCheck(!wroteToReadView, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE,
+             "OwnedEntries: write() or add() on a view taken for reading: the values were not stored (take it with OwnedEntries::Write)");
   PetscFunctionReturn(0);
 }
 

@@ -33,6 +33,9 @@ CASES = [
     out_of("-e", "-0.1", "bouncing_ball", re.escape("must be in [0, 1]")),
     out_of("-e", "nan", "bouncing_ball", NOT_FINITE),
     out_of("-e", "abc", "bouncing_ball", NOT_NUMBER),
+    # Misspelled example options (not -hs_) used to be ignored: the default stayed in place.
+    Case("wecc9_misspelled_option", "wecc9", ["-fault_buss", "5"], error=r"-fault_buss \(did you mean -fault_bus\?\)", area="examples"),
+    Case("bouncing_ball_misspelled_option", "bouncing_ball", ["-q00", "3"], error=r"-q00 \(did you mean -q0\?\)", area="examples"),
     Case("bouncing_ball_e_missing_value", "bouncing_ball", ["-e"], error=named("-e", MISSING)),
     out_of("-e", "2", "bouncing_ball_ad", re.escape("must be in [0, 1]")),
     out_of("-q0", "-5", "bouncing_ball_ad", r"must be > 0"),

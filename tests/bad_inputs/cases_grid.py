@@ -18,6 +18,13 @@ CASES = [
     Case("grid_fault_bus_unknown", TOOL, [RAW, DYR, "-fault_bus", "10"], error=r"-fault_bus 10: no such bus in .*wecc9.raw", area="grid"),
     Case("grid_fault_cleared_before_applied", TOOL, [RAW, DYR, "-t_on", "1.2", "-t_off", "1.1"], error=r"need -t_on < -t_off \(got 1.2, 1.1\)",
          area="grid"),
+    # A fault outside the horizon would leave H and its t_on / t_off columns silently zero.
+    Case("grid_fault_after_horizon", TOOL, [RAW, DYR, "-t_on", "7", "-t_off", "8"],
+         error=r"must be applied and cleared before the final time -ts_max_time 5", area="grid"),
+    Case("grid_fault_not_cleared", TOOL, [RAW, DYR, "-t_on", "1", "-t_off", "1.2", "-ts_max_time", "1.1"],
+         error=r"must be applied and cleared before the final time -ts_max_time 1.1", area="grid"),
+    # A misspelled option of the program would leave its default silently in place.
+    Case("grid_misspelled_option", TOOL, [RAW, DYR, "-t_of", "1.2"], error=r"-t_of \(did you mean -t_off\?\)", area="grid"),
     Case("grid_rfault_zero", TOOL, [RAW, DYR, "-rfault", "0"], error=option_error("-rfault"), area="grid"),
     Case("grid_negative_KA", TOOL, [RAW, DYR, "-KA2", "-1"], error=option_error("-KA2"), area="grid"),
     # IEEE 14 (ANDES' DYR): the reader refuses its unknown models; skipping them, the builder
