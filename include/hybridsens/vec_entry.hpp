@@ -43,18 +43,16 @@ public:
     check(i);
     return owns(i) ? array_[i - lo_] : 0;
   }
-  // v[i] = x if this rank owns i, else nothing. Needs Write access: a write through a Read
-  // view would be lost, so restore() reports it (PETSC_ERR_ARG_WRONGSTATE).
+  // v[i] = x if this rank owns i, else nothing. Needs Write access: an owned entry written
+  // through a Read view would be lost, so restore() reports it (PETSC_ERR_ARG_WRONGSTATE).
   void write(PetscInt i, PetscScalar x) {
     check(i);
-    if (!writable_) writeToReadView_ = true;
-    else if (owns(i)) writable_[i - lo_] = x;
+    if (owns(i)) writable_ ? void(writable_[i - lo_] = x) : void(writeToReadView_ = true);
   }
   // v[i] += x if this rank owns i, else nothing. Needs Write access, as write().
   void add(PetscInt i, PetscScalar x) {
     check(i);
-    if (!writable_) writeToReadView_ = true;
-    else if (owns(i)) writable_[i - lo_] += x;
+    if (owns(i)) writable_ ? void(writable_[i - lo_] += x) : void(writeToReadView_ = true);
   }
 
 private:

@@ -52,17 +52,7 @@ std::vector<AdmittanceEntry> admittanceEntries(const NetworkCase &net, const std
 }
 
 PetscErrorCode admittanceMatrix(const NetworkCase &net, std::vector<AdmittanceEntry> *out) {
-  PetscFunctionBeginUser;
-  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "admittanceMatrix(%s): output is null", net.file.c_str());
-  out->clear();
-  try {
-    *out = admittanceEntries(net, "the admittance matrix", true);
-  } catch (const CaseFileError &e) {
-    SETERRQ(PETSC_COMM_SELF, e.code, "%s", e.what());
-  } catch (const std::exception &e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s", net.file.c_str(), e.what());
-  }
-  PetscFunctionReturn(0);
+  return producedOrError("admittanceMatrix", net.file, out, [&] { return admittanceEntries(net, "the admittance matrix", true); });
 }
 
 } // namespace power

@@ -21,6 +21,26 @@ struct CaseFileError : std::runtime_error {
 };
 [[noreturn]] void fail(const SourceLine &where, const std::string &what, PetscErrorCode code = PETSC_ERR_FILE_UNEXPECTED);
 
+// The one boundary between the case-file code (C++ exceptions) and the component's PETSc-style
+// API: *out = produce(), or, on any exception, a PETSc error (a CaseFileError keeps its class and
+// its file:line message; another exception is named with the file) and *out left empty.
+template <class T, class Produce>
+PetscErrorCode producedOrError(const char *function, const std::string &file, T *out, Produce &&produce) {
+  PetscFunctionBeginUser;
+  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "%s(%s): output is null", function, file.c_str());
+  *out = T();
+  try {
+    *out = produce();
+  } catch (const CaseFileError &e) {
+    *out = T();
+    SETERRQ(PETSC_COMM_SELF, e.code, "%s", e.what());
+  } catch (const std::exception &e) {
+    *out = T();
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s", file.c_str(), e.what());
+  }
+  PetscFunctionReturn(0);
+}
+
 // The lines of a text file (without line ends; a '\r' before '\n' is dropped).
 std::vector<std::string> readLines(const std::string &path);
 

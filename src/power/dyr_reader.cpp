@@ -103,17 +103,7 @@ DynamicData readDyrFile(const std::string &path, const DyrOptions &opt) {
 } // namespace
 
 PetscErrorCode readDyr(const std::string &path, const DyrOptions &options, DynamicData *out) {
-  PetscFunctionBeginUser;
-  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "readDyr(%s): output is null", path.c_str());
-  *out = DynamicData();
-  try {
-    *out = readDyrFile(path, options);
-  } catch (const CaseFileError &e) {
-    SETERRQ(PETSC_COMM_SELF, e.code, "%s", e.what());
-  } catch (const std::exception &e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s", path.c_str(), e.what());
-  }
-  PetscFunctionReturn(0);
+  return producedOrError("readDyr", path, out, [&] { return readDyrFile(path, options); });
 }
 
 } // namespace power

@@ -278,17 +278,7 @@ private:
 } // namespace
 
 PetscErrorCode readMatpower(const std::string &path, NetworkCase *out) {
-  PetscFunctionBeginUser;
-  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "readMatpower(%s): output is null", path.c_str());
-  *out = NetworkCase();
-  try {
-    *out = MatpowerReader(path).read();
-  } catch (const CaseFileError &e) {
-    SETERRQ(PETSC_COMM_SELF, e.code, "%s", e.what());
-  } catch (const std::exception &e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s", path.c_str(), e.what());
-  }
-  PetscFunctionReturn(0);
+  return producedOrError("readMatpower", path, out, [&] { return MatpowerReader(path).read(); });
 }
 
 } // namespace power

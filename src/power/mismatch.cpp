@@ -75,17 +75,7 @@ std::vector<BusMismatch> mismatch(const NetworkCase &net) {
 } // namespace
 
 PetscErrorCode powerMismatch(const NetworkCase &net, std::vector<BusMismatch> *out) {
-  PetscFunctionBeginUser;
-  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "powerMismatch(%s): output is null", net.file.c_str());
-  out->clear();
-  try {
-    *out = mismatch(net);
-  } catch (const CaseFileError &e) {
-    SETERRQ(PETSC_COMM_SELF, e.code, "%s", e.what());
-  } catch (const std::exception &e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s", net.file.c_str(), e.what());
-  }
-  PetscFunctionReturn(0);
+  return producedOrError("powerMismatch", net.file, out, [&] { return mismatch(net); });
 }
 
 } // namespace power

@@ -330,17 +330,7 @@ private:
 } // namespace
 
 PetscErrorCode readRaw(const std::string &path, NetworkCase *out) {
-  PetscFunctionBeginUser;
-  PetscCheck(out, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "readRaw(%s): output is null", path.c_str());
-  *out = NetworkCase();
-  try {
-    *out = RawReader(path).read();
-  } catch (const CaseFileError &e) {
-    SETERRQ(PETSC_COMM_SELF, e.code, "%s", e.what());
-  } catch (const std::exception &e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s", path.c_str(), e.what());
-  }
-  PetscFunctionReturn(0);
+  return producedOrError("readRaw", path, out, [&] { return RawReader(path).read(); });
 }
 
 } // namespace power
