@@ -257,6 +257,8 @@ public:
   PetscErrorCode initialStateHessianProduct(const ModeContext &c, Vec lambda, const PetscScalar *dp, PetscScalar *outP) const final;
 
 private:
+  PetscErrorCode sumKernelOutputs(PetscReal t, Vec u, const ModeContext &c,
+                                  void (ad::local::KernelGroupBase::*each)(const ad::local::Point &, PetscScalar *) const, Vec out) const;
   // T_k(p) into *T, ∂T/∂p into dT and, when Hdp is given, T_pp dp into Hdp (np entries each):
   // p seeded (outer Fad) and dp (inner direction; none when null). The outer directions are
   // seeded a chunk of C ≈ √np parameters at a time, the others passive: seeding all np at once

@@ -213,19 +213,29 @@ PetscErrorCode LocalKernelModel::initialStateJacobianPTranspose(const ModeContex
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode LocalKernelModel::rhs(PetscReal t, Vec u, const ModeContext &c, Vec f) const {
+// Gather u, let every kernel group add its rows (f or ∂f/∂t) into the local work vector, and
+// sum them into `out` through the reverse scatter: one path for rhs and rhsTimeDerivative.
+PetscErrorCode LocalKernelModel::sumKernelOutputs(PetscReal t, Vec u, const ModeContext &c,
+                                                  void (ad::local::KernelGroupBase::*each)(const ad::local::Point &, PetscScalar *) const,
+                                                  Vec out) const {
   PetscFunctionBeginUser;
-  PetscCall(checkSetUp("rhs"));
   PetscCall(space_.gather(u, space_.work(0)));
   PetscCall(VecZeroEntries(space_.work(1)));
   {
     ad::local::WorkRead x(space_.work(0));
     ad::local::WorkWrite fw(space_.work(1));
     const ad::local::Point z{t, x.data(), c.p, c.d};
-    for (auto &g : groups_) g->residual(z, fw.data());
+    for (auto &g : groups_) ((*g).*each)(z, fw.data());
   }
-  PetscCall(VecZeroEntries(f));
-  PetscCall(space_.scatterAdd(space_.work(1), f));
+  PetscCall(VecZeroEntries(out));
+  PetscCall(space_.scatterAdd(space_.work(1), out));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode LocalKernelModel::rhs(PetscReal t, Vec u, const ModeContext &c, Vec f) const {
+  PetscFunctionBeginUser;
+  PetscCall(checkSetUp("rhs"));
+  PetscCall(sumKernelOutputs(t, u, c, &ad::local::KernelGroupBase::residual, f));
   PetscFunctionReturn(0);
 }
 
@@ -304,16 +314,7 @@ PetscErrorCode LocalKernelModel::rhsJacobianP(PetscReal t, Vec u, const ModeCont
 PetscErrorCode LocalKernelModel::rhsTimeDerivative(PetscReal t, Vec u, const ModeContext &c, Vec ft) const {
   PetscFunctionBeginUser;
   PetscCall(checkSetUp("rhsTimeDerivative"));
-  PetscCall(space_.gather(u, space_.work(0)));
-  PetscCall(VecZeroEntries(space_.work(1)));
-  {
-    ad::local::WorkRead x(space_.work(0));
-    ad::local::WorkWrite fw(space_.work(1));
-    const ad::local::Point z{t, x.data(), c.p, c.d};
-    for (auto &g : groups_) g->timeDerivative(z, fw.data());
-  }
-  PetscCall(VecZeroEntries(ft));
-  PetscCall(space_.scatterAdd(space_.work(1), ft));
+  PetscCall(sumKernelOutputs(t, u, c, &ad::local::KernelGroupBase::timeDerivative, ft));
   PetscFunctionReturn(0);
 }
 
