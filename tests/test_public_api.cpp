@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 using namespace hybridsens;
 using hstest::configureFixedStep;
@@ -123,6 +124,66 @@ TEST(SmallModel, ResetWithoutParameterDerivativeIsRefused) {
   EXPECT_NE(s.solve(), 0);
   EXPECT_NE(err.message().find("resetJacobianP"), std::string::npos) << err.message();
   EXPECT_NE(err.message().find("time event 'kick'"), std::string::npos) << err.message();
+}
+
+// A lambda that throws after its first call (the first call is the run's set-up) must end in a
+// PETSc error naming the callback, never in std::terminate: timeEvent and guardActive are
+// queries that return a value, asked again at events and during the jump algebra.
+TEST(SmallModel, ExceptionFromTimeEventAfterSetUpIsAnError) {
+  KickedDecay model;
+  FinalValue J;
+  int calls = 0;
+  SmallModel::TimeEvent late;
+  late.name = "late";
+  late.time = [&calls](const std::vector<PetscReal> &) -> PetscReal {
+    if (++calls > 1) throw std::runtime_error("time lambda failed on call " + std::to_string(calls));
+    return 0.75;
+  };
+  model.addTimeEvent(late);
+  Solver s(model);
+  s.addCost(J);
+  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
+  s.setForwardSensitivities(true);
+  ErrorCapture err;
+  EXPECT_NE(s.solve(), 0);
+  EXPECT_NE(err.message().find("C++ exception in model callback"), std::string::npos) << err.message();
+  EXPECT_NE(err.message().find("time lambda failed"), std::string::npos) << err.message();
+}
+
+// Its guardRates does not ask guardActive (as AD and hand-written models may not), so the
+// engine's own guardActive queries are the first to meet the exception.
+class KickedDecayWithOwnRates : public KickedDecay {
+public:
+  PetscErrorCode guardRates(PetscReal, Vec u, Vec, const ModeContext &c, Vec, PetscScalar *rates) const override {
+    PetscScalar x = 0;
+    PetscFunctionBeginUser;
+    PetscCall(readOwned(u, 0, &x));
+    if (onRoot()) rates[0] = -c.p[0] * x;  // γ = x − 0.1: γ̇ = ẋ
+    PetscFunctionReturn(0);
+  }
+};
+
+TEST(SmallModel, ExceptionFromGuardActiveIsAnError) {
+  KickedDecayWithOwnRates model;
+  FinalValue J;
+  SmallModel::Guard low;
+  low.name = "low";
+  low.direction = Direction::Falling;
+  low.value = [](PetscReal, const PetscScalar *u, const ModeContext &) { return u[0] - 0.1; };
+  low.gradient = [](PetscReal, const PetscScalar *, const ModeContext &, PetscScalar *gu, PetscScalar *, PetscScalar *) { gu[0] = 1; };
+  // Throws once the kick has switched the discrete state to 1.
+  low.active = [](const DiscreteState &d) -> bool {
+    if (d.at(0) > 0) throw std::runtime_error("active lambda failed in mode " + std::to_string(d.at(0)));
+    return true;
+  };
+  model.addGuard(low);
+  Solver s(model);
+  s.addCost(J);
+  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
+  ErrorCapture err;
+  EXPECT_NE(s.solve(), 0);
+  EXPECT_NE(err.message().find("guardActive"), std::string::npos) << err.message();
+  EXPECT_NE(err.message().find("active lambda failed in mode 1"), std::string::npos) << err.message();
 }
 
 TEST(SolveResult, ACopyOutlivesLaterSolves) {

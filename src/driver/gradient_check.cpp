@@ -1,5 +1,7 @@
 #include "hybridsens/verify.hpp"
 
+#include "util/user_call.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -72,7 +74,8 @@ static PetscErrorCode kinkSides(Solver &solver, std::vector<int> &side) {
   side.assign(p.size(), 0);
   for (const EventRecord &r : solver.result().events().records()) {
     if (!r.onStepGrid) continue;
-    const TimeEventInfo info = model.timeEvent(r.id.index, p);
+    TimeEventInfo info;
+    HS_USER_QUERY(comm, "timeEvent", info = model.timeEvent(r.id.index, p));
     for (size_t j = 0; j < info.dtime_dp.size() && j < p.size(); ++j) {
       if (info.dtime_dp[j] == 0) continue;
       const int s = info.dtime_dp[j] > 0 ? -1 : 1;  // the event moves earlier

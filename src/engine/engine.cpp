@@ -26,11 +26,7 @@ PetscErrorCode Engine::buildStops(PetscReal t0, PetscReal tf) {
   PetscFunctionBeginUser;
   for (PetscInt k = 0; k < model.numTimeEvents(); ++k) {
     TimeEventInfo info;
-    try {
-      info = model.timeEvent(k, dyn_.parameters());
-    } catch (const std::exception &e) {
-      SETERRQ(dyn_.comm(), PETSC_ERR_LIB, "C++ exception in model callback timeEvent(%" PetscInt_FMT "): %s", k, e.what());
-    }
+    HS_USER_QUERY(dyn_.comm(), "timeEvent", info = model.timeEvent(k, dyn_.parameters()));
     PetscCheck(std::isfinite(info.time), dyn_.comm(), PETSC_ERR_FP, "time event '%s' has a non-finite time", info.name.c_str());
     PetscCheck(info.dtime_dp.empty() || (PetscInt)info.dtime_dp.size() == dyn_.numParameters(), dyn_.comm(), PETSC_ERR_ARG_SIZ,
                "time event '%s': dtime_dp has %zu entries, the model has %" PetscInt_FMT " parameters", info.name.c_str(),
@@ -179,6 +175,7 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
   const std::vector<PetscReal> tol = surfaceTolerances(gHi);  // fixed for the whole location
   std::vector<PetscInt> crossedHi, atEndHi, crossed, atEnd;
   classifyGuards(gHi, tol, crossedHi, atEndHi);
+  PetscCall(guards_.checkCallbacks());
   for (PetscInt it = 0; it < opt_.maxLocationIterations; ++it) {
     // Converged: every crossed guard at hHi sits on its surface, or the bracket is at round-off.
     bool allOnSurface = true;
@@ -219,6 +216,7 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     stalled = residual >= 0.5 * bestResidual ? stalled + 1 : 0;  // ≥: a guard resting on its surface (0 = 0) is no progress
     bestResidual = std::min(bestResidual, residual);
     classifyGuards(g, tol, crossed, atEnd);
+    PetscCall(guards_.checkCallbacks());
     if (!crossed.empty()) {
       hHi = h;
       gHi = g;
@@ -275,7 +273,9 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
   PetscCall(checkTimeIndependence(t, X));
   PetscInt order = 0;
   for (const EventId &id : ids) {
-    if (id.kind == EventId::Guard && !guards_.active(id.index, dyn_.mode)) continue;
+    const bool skip = id.kind == EventId::Guard && !guards_.active(id.index, dyn_.mode);
+    PetscCall(guards_.checkCallbacks());
+    if (skip) continue;
     EventRecord r;
     // The record's vectors belong to the log once added; an error before that (a grazing
     // crossing, a failing transition or reset) must not leak them.
@@ -289,7 +289,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     r.time = t;
     r.onStepGrid = id.kind == EventId::Time && !transitionsCutStep_;  // time events are at stops: never inside a step
     r.id = id;
-    r.name = model.eventName(id, dyn_.parameters());
+    HS_USER_QUERY(dyn_.comm(), "eventName", r.name = model.eventName(id, dyn_.parameters()));
     r.before = dyn_.mode;
     r.orderAtInstant = order++;
     PetscCall(VecDuplicate(X, &r.uminus));
@@ -411,6 +411,7 @@ PetscErrorCode Engine::scanStepEnd(StepOutcome &out) {
   PetscCall(TSGetTime(ts_, &now));
   PetscCall(guards_.values(now, X, dyn_.mode, out.gEnd));
   classifyGuards(out.gEnd, surfaceTolerances(out.gEnd), out.crossed, out.fired);
+  PetscCall(guards_.checkCallbacks());
   PetscFunctionReturn(0);
 }
 

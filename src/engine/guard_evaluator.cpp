@@ -14,11 +14,29 @@ GuardEvaluator::GuardEvaluator(Dynamics &dyn) : dyn_(dyn), n_(dyn.model().numGua
 
 GuardEvaluator::~GuardEvaluator() { VecDestroy(&work_.gu); }
 
+bool GuardEvaluator::active(PetscInt j, const DiscreteState &d) const noexcept {
+  try {
+    return dyn_.model().guardActive(j, d);
+  } catch (const std::exception &e) {
+    if (activeFailure_.empty()) activeFailure_ = "guard " + std::to_string(j) + " in discrete state " + describe(d) + ": " + e.what();
+  } catch (...) {
+    if (activeFailure_.empty()) activeFailure_ = "guard " + std::to_string(j) + " in discrete state " + describe(d) + ": unknown exception";
+  }
+  return true;
+}
+
+PetscErrorCode GuardEvaluator::checkCallbacks() const {
+  PetscFunctionBeginUser;
+  PetscCheck(activeFailure_.empty(), dyn_.comm(), PETSC_ERR_LIB, "C++ exception in model callback guardActive (%s)", activeFailure_.c_str());
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode GuardEvaluator::values(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &g) {
   ScopedLogEvent log(LogEvent::GuardValues);
   PetscFunctionBeginUser;
   g.assign(n_, 0.0);
   if (!n_) PetscFunctionReturn(0);
+  PetscCall(checkCallbacks());
   std::vector<PetscScalar> local(n_, 0.0);
   HS_USER_CALL(dyn_.comm(), "guards", dyn_.model().guards(t, u, dyn_.context(d), local.data()));
   PetscCallMPI(MPI_Allreduce(local.data(), g.data(), (int)n_, MPIU_SCALAR, MPIU_SUM, dyn_.comm()));
@@ -26,12 +44,14 @@ PetscErrorCode GuardEvaluator::values(PetscReal t, Vec u, const DiscreteState &d
     PetscCheck(std::isfinite(g[j]) || !active(j, d), dyn_.comm(), PETSC_ERR_FP,
                "NaN or Inf returned by model callback guards for guard '%s' at t = %.17g in discrete state %s",
                dyn_.model().guardInfo(j).name.c_str(), (double)t, describe(d).c_str());
+  PetscCall(checkCallbacks());
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode GuardEvaluator::gradient(PetscInt j, PetscReal t, Vec u, const DiscreteState &d, GuardGradient &out) {
   const PetscInt np = dyn_.numParameters();
   PetscFunctionBeginUser;
+  PetscCall(checkCallbacks());
   PetscCall(VecZeroEntries(out.gu));
   std::vector<PetscScalar> local(np + 1, 0.0), global(np + 1, 0.0);
   HS_USER_CALL(dyn_.comm(), "guardGradient", dyn_.model().guardGradient(j, t, u, dyn_.context(d), out.gu, &local[0], np ? &local[1] : nullptr));
@@ -76,6 +96,7 @@ PetscErrorCode GuardEvaluator::rates(PetscReal t, Vec u, const DiscreteState &d,
     PetscCall(dyn_.completeTimeDerivative(t, u, d, udot));
     PetscCall(modelRates(t, u, udot, d, rate));
   }
+  PetscCall(checkCallbacks());
   for (PetscInt j = 0; j < n_; ++j)
     PetscCheck(std::isfinite(rate[j]), dyn_.comm(), PETSC_ERR_FP,
                "NaN or Inf returned by model callback guardRates for guard '%s' (its rate) at t = %.17g in discrete state %s",

@@ -5,6 +5,7 @@
 
 #include "engine/dynamics.hpp"
 
+#include <string>
 #include <vector>
 
 namespace hybridsens {
@@ -20,7 +21,12 @@ public:
   explicit GuardEvaluator(Dynamics &dyn);
   ~GuardEvaluator();
   PetscInt size() const { return n_; }
-  bool active(PetscInt j, const DiscreteState &d) const { return dyn_.model().guardActive(j, d); }
+  // Whether guard j is watched in d (HybridModel::guardActive). A bool for the engine's loops; an
+  // exception from the model's guardActive is recorded instead of crossing into PETSc (the guard
+  // counts as active meanwhile) and is raised as a PETSc error naming the callback by the next
+  // values(), rates(), gradient() or checkCallbacks() — within the same step, before any result.
+  bool active(PetscInt j, const DiscreteState &d) const noexcept;
+  PetscErrorCode checkCallbacks() const;
   int direction(PetscInt j) const { return direction_[j]; }
 
   PetscErrorCode values(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &g);
@@ -44,6 +50,7 @@ private:
   std::vector<int> direction_;
   GuardGradient work_;
   PetscInt ydotSolves_ = 0;
+  mutable std::string activeFailure_;  // first exception from guardActive, if any
 };
 
 } // namespace hybridsens

@@ -139,7 +139,7 @@ PetscErrorCode JumpAlgebra::prepare(const EventRecord &r, size_t index, JumpIngr
     PetscCheck(J.D != 0, dyn_.comm(), PETSC_ERR_FP, "guard '%s' has zero time derivative at t = %.17g: event time not differentiable",
                r.name.c_str(), (double)r.time);
   } else {
-    J.dTdp = dyn_.model().timeEvent(r.id.index, dyn_.parameters()).dtime_dp;
+    HS_USER_QUERY(dyn_.comm(), "timeEvent", J.dTdp = dyn_.model().timeEvent(r.id.index, dyn_.parameters()).dtime_dp);
     J.dTdp.resize(dyn_.numParameters(), 0.0);
   }
   PetscFunctionReturn(0);

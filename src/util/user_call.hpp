@@ -19,3 +19,17 @@
     }                                                                                                        \
     PetscCall(hs_user_ierr_);                                                                                \
   } while (0)
+
+// The same for a model query that returns a value instead of an error code (timeEvent,
+// guardActive, eventName): `statement` assigns the result, e.g.
+//   HS_USER_QUERY(comm, "timeEvent", info = model.timeEvent(k, p));
+#define HS_USER_QUERY(comm, name, statement)                                                                 \
+  do {                                                                                                       \
+    try {                                                                                                    \
+      statement;                                                                                             \
+    } catch (const std::exception &hs_e_) {                                                                  \
+      SETERRQ(comm, PETSC_ERR_LIB, "C++ exception in model callback %s: %s", name, hs_e_.what());           \
+    } catch (...) {                                                                                          \
+      SETERRQ(comm, PETSC_ERR_LIB, "Unknown C++ exception in model callback %s", name);                      \
+    }                                                                                                        \
+  } while (0)

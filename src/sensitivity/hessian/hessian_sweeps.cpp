@@ -74,11 +74,7 @@ PetscErrorCode HessianSweeps::setUp() {
     bool ok = r.id.kind == EventId::Time && !model.hasReset(r.id);
     if (ok) {
       TimeEventInfo info;
-      try {
-        info = model.timeEvent(r.id.index, dyn_.parameters());
-      } catch (const std::exception &ex) {
-        SETERRQ(dyn_.comm(), PETSC_ERR_LIB, "C++ exception in model callback timeEvent(%" PetscInt_FMT "): %s", r.id.index, ex.what());
-      }
+      HS_USER_QUERY(dyn_.comm(), "timeEvent", info = model.timeEvent(r.id.index, dyn_.parameters()));
       for (PetscReal d : info.dtime_dp) ok = ok && d == 0;
     }
     PetscCheck(ok, dyn_.comm(), PETSC_ERR_SUP,
