@@ -60,10 +60,15 @@ public:
   bool hasIntegrand() const override { return integral_; }
   PetscErrorCode measurement(PetscInt, PetscReal, Vec u, const ModeContext &, PetscScalar *v) const override { return first(u, v); }
   PetscErrorCode measurementGradient(PetscInt, PetscReal, Vec, const ModeContext &, Vec gu, PetscScalar *) const override { return unit(gu); }
-  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *v) const override { return first(u, v); }
+  // An undeclared part lets the default answer (the library refuses an undeclared part that is implemented).
+  PetscErrorCode terminal(PetscReal t, Vec u, const ModeContext &c, PetscScalar *v) const override {
+    return terminal_ ? first(u, v) : CostFunction::terminal(t, u, c, v);
+  }
   PetscErrorCode terminalGradient(PetscReal, Vec, const ModeContext &, Vec gu, PetscScalar *) const override { return unit(gu); }
-  PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *v) const override {
+  PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *v) const override {
     PetscFunctionBeginUser;
+    if (!integral_) PetscCall(CostFunction::integrand(t, u, c, v));
+    if (!integral_) PetscFunctionReturn(0);
     PetscCall(first(u, v));
     if (rank_ == 0) *v = *v * *v;
     PetscFunctionReturn(0);

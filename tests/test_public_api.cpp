@@ -186,6 +186,60 @@ TEST(SmallModel, ExceptionFromGuardActiveIsAnError) {
   EXPECT_NE(err.message().find("active lambda failed in mode 1"), std::string::npos) << err.message();
 }
 
+// A cost that implements terminal() but forgets to declare it with hasTerminal() used to give
+// J = 0 and a zero gradient with no error.
+class UndeclaredFinalValue : public CostFunction {
+public:
+  std::string name() const override { return "undeclared x(T)"; }
+  PetscErrorCode terminal(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override { return readOwned(u, 0, value); }
+  PetscErrorCode terminalGradient(PetscReal, Vec, const ModeContext &, Vec psi_u, PetscScalar *) const override { return writeOwned(psi_u, 0, 1.0); }
+};
+
+TEST(CostFunction, ImplementedButUndeclaredTerminalIsRefused) {
+  KickedDecay model;
+  UndeclaredFinalValue J;
+  Solver s(model);
+  s.addCost(J);
+  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
+  s.setAdjoint(true);
+  ErrorCapture err;
+  EXPECT_NE(s.solve(), 0);
+  EXPECT_NE(err.message().find("cost 'undeclared x(T)' implements terminal() but hasTerminal() returns false"), std::string::npos)
+      << err.message();
+}
+
+class UndeclaredIntegral : public CostFunction {
+public:
+  PetscErrorCode integrand(PetscReal, Vec u, const ModeContext &, PetscScalar *value) const override { return readOwned(u, 0, value); }
+};
+
+TEST(CostFunction, ImplementedButUndeclaredIntegrandIsRefused) {
+  KickedDecay model;
+  UndeclaredIntegral J;
+  Solver s(model);
+  s.addCost(J);
+  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
+  ErrorCapture err;
+  EXPECT_NE(s.solve(), 0);
+  EXPECT_NE(err.message().find("implements integrand() but hasIntegrand() returns false"), std::string::npos) << err.message();
+}
+
+class NoPart : public CostFunction {
+public:
+  std::string name() const override { return "empty"; }
+};
+
+TEST(CostFunction, CostWithoutAnyPartIsRefused) {
+  KickedDecay model;
+  NoPart J;
+  Solver s(model);
+  s.addCost(J);
+  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
+  ErrorCapture err;
+  EXPECT_NE(s.solve(), 0);
+  EXPECT_NE(err.message().find("cost 'empty' declares no part"), std::string::npos) << err.message();
+}
+
 TEST(SolveResult, ACopyOutlivesLaterSolves) {
   KickedDecay model;
   FinalValue J;

@@ -338,11 +338,16 @@ public:
   std::string name() const override { return name_; }
   bool hasTerminal() const override { return (bool)psi; }
   bool hasIntegrand() const override { return (bool)r; }
-  PetscErrorCode terminal(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const override { return val(psi, t, u, c, value); }
+  // An unset part lets the library's default answer (an implemented but undeclared part is refused).
+  PetscErrorCode terminal(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const override {
+    return psi ? val(psi, t, u, c, value) : CostFunction::terminal(t, u, c, value);
+  }
   PetscErrorCode terminalGradient(PetscReal t, Vec u, const ModeContext &c, Vec gu, PetscScalar *gp) const override {
     return grad(psiGrad, t, u, c, gu, gp);
   }
-  PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const override { return val(r, t, u, c, value); }
+  PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const override {
+    return r ? val(r, t, u, c, value) : CostFunction::integrand(t, u, c, value);
+  }
   PetscErrorCode integrandGradient(PetscReal t, Vec u, const ModeContext &c, Vec gu, PetscScalar *gp) const override {
     return grad(rGrad, t, u, c, gu, gp);
   }

@@ -512,12 +512,14 @@ public:
   // Values and gradients on the owning rank (this rank's contribution; nothing elsewhere);
   // gradients from one evaluation with n + np directions (u, p seeded).
   PetscErrorCode terminal(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const final {
+    if (!hasTerminal()) return CostFunction::terminal(t, u, c, value);  // undeclared: the default answers
     return value_(Part::Terminal, 0, t, u, c, value);
   }
   PetscErrorCode terminalGradient(PetscReal t, Vec u, const ModeContext &c, Vec psi_u, PetscScalar *psi_p) const final {
     return gradient(Part::Terminal, 0, t, u, c, psi_u, psi_p);
   }
   PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const final {
+    if (!hasIntegrand()) return CostFunction::integrand(t, u, c, value);  // undeclared: the default answers
     return value_(Part::Integrand, 0, t, u, c, value);
   }
   PetscErrorCode integrandGradient(PetscReal t, Vec u, const ModeContext &c, Vec r_u, PetscScalar *r_p) const final {

@@ -360,12 +360,14 @@ public:
   bool hasIntegrand() const final { return integrand_; }
 
   PetscErrorCode terminal(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const final {
+    if (!hasTerminal()) return CostFunction::terminal(t, u, c, value);  // undeclared: the default answers
     return valueOf(ad::local::CostPart::Terminal, 0, t, u, c, value);
   }
   PetscErrorCode terminalGradient(PetscReal t, Vec u, const ModeContext &c, Vec gu, PetscScalar *gp) const final {
     return gradientOf(ad::local::CostPart::Terminal, 0, t, u, c, gu, gp);
   }
   PetscErrorCode integrand(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const final {
+    if (!hasIntegrand()) return CostFunction::integrand(t, u, c, value);  // undeclared: the default answers
     return valueOf(ad::local::CostPart::Integrand, 0, t, u, c, value);
   }
   PetscErrorCode integrandGradient(PetscReal t, Vec u, const ModeContext &c, Vec gu, PetscScalar *gp) const final {

@@ -18,7 +18,11 @@ public:
   virtual ~CostFunction() = default;
   virtual std::string name() const { return "cost"; }
 
-  // Terminal part ψ(T, u(T), p; d).
+  // Terminal part ψ(T, u(T), p; d). A part counts only if declared by hasTerminal() /
+  // hasIntegrand(); a cost that implements terminal() or integrand() without declaring it is
+  // refused before the run (its part would otherwise be silently left out of J). A class that
+  // implements a part it declares only sometimes returns CostFunction::terminal() (integrand())
+  // when it does not declare it, as ADCost does.
   virtual bool hasTerminal() const { return false; }
   virtual PetscErrorCode terminal(PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const;
   virtual PetscErrorCode terminalGradient(PetscReal t, Vec u, const ModeContext &c, Vec psi_u, PetscScalar *psi_p) const;
@@ -39,6 +43,16 @@ public:
   virtual std::vector<PetscReal> measurementTimes() const { return {}; }
   virtual PetscErrorCode measurement(PetscInt i, PetscReal t, Vec u, const ModeContext &c, PetscScalar *value) const;
   virtual PetscErrorCode measurementGradient(PetscInt i, PetscReal t, Vec u, const ModeContext &c, Vec g_u, PetscScalar *g_p) const;
+
+  // ---- for the library: whether the default terminal()/integrand() ran ---------------------
+  // Called on an undeclared part they return 0 and record it; the library probes each cost once
+  // per solve and refuses one whose own terminal()/integrand() answered instead.
+  enum class DefaultPart : unsigned { Terminal = 1u, Integrand = 2u };
+  void clearDefaultsUsed() const { defaultsUsed_ = 0; }
+  bool defaultUsed(DefaultPart part) const { return (defaultsUsed_ & (unsigned)part) != 0; }
+
+private:
+  mutable unsigned defaultsUsed_ = 0;
 };
 
 } // namespace hybridsens

@@ -160,6 +160,7 @@ PetscErrorCode Solver::solveOnce() {
   jumps_.reset();
   tangents_.reset();
   costEval_ = std::make_unique<CostEvaluator>(*dyn_, costs_);
+  PetscCall(costEval_->checkDeclaredParts(t0, u0_, dyn_->mode));
   engine_ = std::make_unique<Engine>(*dyn_, ts_, opt_.engine);
   PetscCall(checkOutputTimes(t0, tf));
   std::vector<PetscReal> stops = costEval_->measurementTimes();

@@ -12,6 +12,33 @@ bool CostEvaluator::anyIntegrand() const {
   return false;
 }
 
+PetscErrorCode CostEvaluator::checkDeclaredParts(PetscReal t, Vec u, const DiscreteState &d) {
+  PetscFunctionBeginUser;
+  for (const CostFunction *c : costs_) {
+    PetscScalar v = 0;
+    c->clearDefaultsUsed();
+    if (!c->hasTerminal()) {
+      HS_USER_CALL(dyn_.comm(), "terminal", c->terminal(t, u, dyn_.context(d), &v));
+      PetscCheck(c->defaultUsed(CostFunction::DefaultPart::Terminal), dyn_.comm(), PETSC_ERR_USER_INPUT,
+                 "cost '%s' implements terminal() but hasTerminal() returns false, so its terminal part would be left out of the "
+                 "objective; override hasTerminal() to return true",
+                 c->name().c_str());
+    }
+    if (!c->hasIntegrand()) {
+      HS_USER_CALL(dyn_.comm(), "integrand", c->integrand(t, u, dyn_.context(d), &v));
+      PetscCheck(c->defaultUsed(CostFunction::DefaultPart::Integrand), dyn_.comm(), PETSC_ERR_USER_INPUT,
+                 "cost '%s' implements integrand() but hasIntegrand() returns false, so its integral would be left out of the "
+                 "objective; override hasIntegrand() to return true",
+                 c->name().c_str());
+    }
+    PetscCheck(c->hasTerminal() || c->hasIntegrand() || !c->measurementTimes().empty(), dyn_.comm(), PETSC_ERR_USER_INPUT,
+               "cost '%s' declares no part (hasTerminal() and hasIntegrand() are false and measurementTimes() is empty), so it would "
+               "be 0 with a zero gradient; declare the parts it has",
+               c->name().c_str());
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode sumOverRanks(MPI_Comm comm, std::vector<PetscScalar> &v) {
   PetscFunctionBeginUser;
   if (!v.empty()) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, v.data(), (int)v.size(), MPIU_SCALAR, MPIU_SUM, comm));

@@ -15,6 +15,9 @@ public:
   size_t size() const { return costs_.size(); }
   const CostFunction &cost(size_t k) const { return *costs_[k]; }
   bool anyIntegrand() const;
+  // Refuses a cost that implements terminal() or integrand() without declaring it
+  // (hasTerminal()/hasIntegrand() false): one call of each undeclared part at (t0, u0, d0).
+  PetscErrorCode checkDeclaredParts(PetscReal t, Vec u, const DiscreteState &d);
 
   // r_k(t, u; d) for every cost (0 where a cost has no integrand).
   PetscErrorCode integrands(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> &r);
