@@ -389,9 +389,6 @@ int main(int argc, char **argv) {
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.03125));
     PetscCall(TSSetMaxTime(ts, 1.0));
-    // The 2 × 2 Jacobian on several ranks: every rank factors a copy with PETSc's LU (exact,
-    // results bit-identical to serial) instead of MUMPS, whose set-up dominates a system this small.
-    PetscCall(preferRedundantLU(solver, 2));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     const bool userForward = solver.forwardSensitivities(), userAdjoint = solver.adjoint();
     PetscReal T;

@@ -296,9 +296,6 @@ int main(int argc, char **argv) {
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
-    // A few areas on several ranks: redundant LU (serial factorization on every rank) instead of
-    // MUMPS, whose per-solve overhead dominates a system this small.
-    PetscCall(preferRedundantLU(solver, L.numStates()));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     TrajectoryCSV fwdCSV, adjCSV;
     if (writeFwd || writeAdj) {
