@@ -25,9 +25,9 @@
 //
 // Settings (match ex3opt.c): Crank–Nicolson (-ts_type cn), dt = 0.03125, T = 1, LU solves,
 // TAO BLMVM from P_m = 1.06 with TAO's default tolerances. In parallel the state stays on
-// rank 0 and the example replaces the library's MUMPS default by -pc_type redundant (each rank
-// factors the 2 × 2 Jacobian with PETSc's LU; bit-identical to serial and 5× faster with 3 ranks
-// on 2 cores; -pc_type lu -pc_factor_mat_solver_type mumps gives the library default back).
+// rank 0 and the library's default for so small a system is a redundant LU (each rank factors
+// the 2 × 2 Jacobian with PETSc's LU; bit-identical to serial and 5× faster with 3 ranks on 2
+// cores than MUMPS, which -pc_type lu -pc_factor_mat_solver_type mumps selects).
 //
 // What it prints:
 //   1. at the start point: J, and dJ/dP_m, dJ/dt_cl by the adjoint, forward sensitivities and
