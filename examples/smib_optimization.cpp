@@ -25,9 +25,9 @@
 //
 // Settings (match ex3opt.c): Crank–Nicolson (-ts_type cn), dt = 0.03125, T = 1, LU solves,
 // TAO BLMVM from P_m = 1.06 with TAO's default tolerances. In parallel the state stays on
-// rank 0 and the example replaces the library's MUMPS default by -pc_type redundant (each rank
-// factors the 2 × 2 Jacobian with PETSc's LU; bit-identical to serial and 5× faster with 3 ranks
-// on 2 cores; -pc_type lu -pc_factor_mat_solver_type mumps gives the library default back).
+// rank 0 and the library's default for so small a system is a redundant LU (each rank factors
+// the 2 × 2 Jacobian with PETSc's LU; bit-identical to serial and 5× faster with 3 ranks on 2
+// cores than MUMPS, which -pc_type lu -pc_factor_mat_solver_type mumps selects).
 //
 // What it prints:
 //   1. at the start point: J, and dJ/dP_m, dJ/dt_cl by the adjoint, forward sensitivities and
@@ -389,9 +389,6 @@ int main(int argc, char **argv) {
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.03125));
     PetscCall(TSSetMaxTime(ts, 1.0));
-    // The 2 × 2 Jacobian on several ranks: every rank factors a copy with PETSc's LU (exact,
-    // results bit-identical to serial) instead of MUMPS, whose set-up dominates a system this small.
-    PetscCall(preferRedundantLU(solver, 2));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     const bool userForward = solver.forwardSensitivities(), userAdjoint = solver.adjoint();
     PetscReal T;

@@ -126,7 +126,7 @@
 //   build/examples/wecc9                                          # limiter events, H_i
 //   build/examples/wecc9 -hs_adjoint -hs_forward                  # ∂H_i/∂p both ways
 //   mpiexec -n 3 build/examples/wecc9 -hs_adjoint -pc_factor_mat_solver_type mumps
-//     (without a -pc_type / -pc_factor_mat_solver_type, grids under 1000 states run redundant LU in parallel)
+//     (without a -pc_type / -pc_factor_mat_solver_type, grids under 200000 states run redundant LU in parallel)
 //   build/examples/wecc9 -t_on 0.1 -t_off 0.2 -ts_max_time 1 -hs_adjoint   # [Zhang2017]'s scenario: H1 = 0, P_g^1 column 0
 //   build/examples/wecc9 -fault_bus 7 -t_off 1.1 -ts_max_time 3 -hs_summary wecc9.json
 //   build/examples/wecc9 -areas 112 -param_areas 1 -cost_generators 3 -hs_adjoint   # 1008 buses
@@ -296,9 +296,6 @@ int main(int argc, char **argv) {
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
-    // A few areas on several ranks: redundant LU (serial factorization on every rank) instead of
-    // MUMPS, whose per-solve overhead dominates a system this small.
-    PetscCall(preferRedundantLU(solver, L.numStates()));
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     TrajectoryCSV fwdCSV, adjCSV;
     if (writeFwd || writeAdj) {

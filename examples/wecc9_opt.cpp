@@ -54,7 +54,7 @@
 //   (DIVERGED_LS_FAILURE): J ≈ a s² in the distance s to the violation-free set and J = 0 beyond
 //   it, so once s < h the difference stencil straddles that edge (at iterate 3 of the default
 //   run s ≈ 2J/|∂J/∂P3| ≈ 2e-6 < h = 7e-6, and the differences are 0.3–46 % off the adjoint
-//   gradient). 2 ranks (each factors the 57-unknown system itself, preferRedundantLU; MUMPS with
+//   gradient). 2 ranks (each factors the 57-unknown system itself, the library's default; MUMPS with
 //   -pc_factor_mat_solver_type mumps, slow here): the same 4 iterations, iterates to 1.3e-14.
 //   -limiters 0 (ex9busopt's model): J = 2.172689212634948e-04 against ex9busopt's own
 //   2.1726892126320885e-04 (1.3e-12; 3.0e-13 at the second point), dJ/dP = (4.194396036e-3,
@@ -344,7 +344,6 @@ int main(int argc, char **argv) {
     PetscCall(TSSetType(ts, TSCN));
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, tmax));
-    PetscCall(preferRedundantLU(solver, grid.layout().numStates()));  // several ranks: serial LU on each
     PetscCall(solver.setFromOptions());  // the command line overrides these defaults
     const bool userForward = solver.forwardSensitivities(), userAdjoint = solver.adjoint();
 

@@ -9,7 +9,9 @@ TSSetFromOptions registers -ts_adjoint_monitor again in PETSc 3.18).
   * the stages are there;
   * HSGuardValues, HSGuardRates and HSTrajectory run at every step (count >= steps);
   * HSEventLocation and HSTransition once per impact, HSJumpPrepare at every event in the
-    forward sweep and again in the reverse one, HSJumpForward / HSJumpAdjoint per event.
+    forward sweep and again in the reverse one, HSJumpForward / HSJumpAdjoint per event;
+  * with -hs_event_hermite 0 the guard rates decide nothing at an ordinary step end: HSGuardRates
+    runs only at the start, after each transition and at each location (not at every step).
 """
 import argparse, json, os, re, subprocess, sys, tempfile
 
@@ -35,17 +37,28 @@ steps, events = s["stats"]["steps"], len(s["events"])
 check(events >= 2, f"the run has impacts ({events})")
 for stage in ("hybridsens forward+TLM", "hybridsens adjoint"):
     check(re.search(r"^\s*\d+:\s+" + re.escape(stage) + ":", out, re.M) is not None, f"stage '{stage}' in -log_view")
-# Event lines of the overall table ("Event Count ..." per stage; the summed counts).
-counts = {}
-for line in out.splitlines():
-    m = re.match(r"^(HS\w+)\s+(\d+)\s", line)
-    if m:
-        counts[m.group(1)] = counts.get(m.group(1), 0) + int(m.group(2))
+
+
+def log_counts(text):
+    """Event lines of the overall table ("Event Count ..." per stage; the summed counts)."""
+    counts = {}
+    for line in text.splitlines():
+        m = re.match(r"^(HS\w+)\s+(\d+)\s", line)
+        if m:
+            counts[m.group(1)] = counts.get(m.group(1), 0) + int(m.group(2))
+    return counts
+
+
+counts = log_counts(out)
 print("log events (summed over stages):", counts)
 for name in ("HSGuardValues", "HSGuardRates", "HSTrajectory"):
     check(counts.get(name, 0) >= steps, f"{name}: {counts.get(name, 0)} >= {steps} steps")
 for name in ("HSEventLocation", "HSTransition", "HSJumpForward", "HSJumpAdjoint"):
     check(counts.get(name, 0) >= events, f"{name}: {counts.get(name, 0)} >= {events} events")
+plain = subprocess.run([exe, "-ts_type", "rk", "-ts_rk_type", "4", "-ts_dt", "1e-2", "-hs_event_hermite", "0", "-log_view"],
+                       capture_output=True, text=True, check=True).stdout
+rates = log_counts(plain).get("HSGuardRates", 0)
+check(0 < rates <= 1 + 2 * events, f"-hs_event_hermite 0: HSGuardRates {rates} <= 1 + 2 x {events} events (start, transitions, locations; {steps} steps)")
 check(counts.get("HSJumpPrepare", 0) >= 2 * events, f"HSJumpPrepare: {counts.get('HSJumpPrepare', 0)} >= 2 x {events} (both sweeps)")
 
 # Monitors: forward lines "n TS dt h time t" for n = 0..steps, adjoint lines (dt < 0) for n = steps..0.

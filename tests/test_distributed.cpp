@@ -18,6 +18,7 @@
 // relative, ids, discrete states, step indices) and its gathered u⁺ at every event and final
 // state (≤ 1e-12 relative). Registered at 1, 2 and 3 ranks, for CN and RK4.
 #include "test_support.hpp"
+#include "util/direct_solver.hpp"
 #include "util/gather.hpp"
 
 #include <hybridsens/hybridsens.hpp>
@@ -364,34 +365,56 @@ TEST(Distributed, CrankNicolsonMatchesSerial) { checkMethod(Method::CN, 2e-3); }
 
 TEST(Distributed, RK4MatchesSerial) { checkMethod(Method::RK4, 2e-3); }
 
-// preferRedundantLU switches a distributed TS to a redundant serial LU unless the user chose the
-// preconditioner or the factorization package, also under the TS's own options prefix.
-TEST(Distributed, PreferRedundantLURespectsTheUsersChoice) {
+// The library picks the integrator's linear solver by the system's size and the rank count: a
+// small distributed system is factored redundantly (every rank a copy, PETSc's LU) instead of by
+// MUMPS, whose per-solve synchronization made a 2-state DAE at 2 ranks take minutes. A user's
+// -ksp_type/-pc_type/-pc_factor_mat_solver_type under the TS's prefix, and a configuration the
+// program set through the API, win.
+TEST(Distributed, LinearSolverDefaultBySizeRespectsTheUsersChoice) {
   ThermostatBank model(true);
   PetscMPIInt size;
   MPI_Comm_size(PETSC_COMM_WORLD, &size);
-  auto pcTypeAfter = [&](const char *prefix, const std::string &opts) {
+  // The PC type (and, for LU, the factorization package) after setFromOptions.
+  auto solverAfter = [&](const char *prefix, const std::string &opts, bool programSetsJacobi = false) {
     hstest::ScopedOptions scoped(opts);
     Solver solver(model);
     SNES snes;
     KSP ksp;
     PC pc;
     PCType t;
-    EXPECT_EQ(solver.setFromOptions(), 0);
-    if (prefix) EXPECT_EQ(TSSetOptionsPrefix(solver.ts(), prefix), 0);
-    EXPECT_EQ(TSSetType(solver.ts(), TSCN), 0);
-    EXPECT_EQ(solver.setFromOptions(), 0);
-    EXPECT_EQ(preferRedundantLU(solver, kN), 0);
     EXPECT_EQ(TSGetSNES(solver.ts(), &snes), 0);
     EXPECT_EQ(SNESGetKSP(snes, &ksp), 0);
     EXPECT_EQ(KSPGetPC(ksp, &pc), 0);
+    EXPECT_EQ(solver.setFromOptions(), 0);
+    if (prefix) EXPECT_EQ(TSSetOptionsPrefix(solver.ts(), prefix), 0);
+    if (programSetsJacobi) EXPECT_EQ(PCSetType(pc, PCJACOBI), 0);
+    EXPECT_EQ(TSSetType(solver.ts(), TSCN), 0);
+    EXPECT_EQ(solver.setFromOptions(), 0);
     EXPECT_EQ(PCGetType(pc, &t), 0);
-    return std::string(t);
+    std::string out(t);
+    PetscBool isLU;
+    EXPECT_EQ(PetscObjectTypeCompare((PetscObject)pc, PCLU, &isLU), 0);
+    if (isLU) {
+      MatSolverType st = nullptr;
+      EXPECT_EQ(PCFactorGetMatSolverType(pc, &st), 0);
+      if (st) out += std::string("/") + st;
+    }
+    return out;
   };
-  const std::string redundant = size > 1 ? PCREDUNDANT : PCLU;  // one rank: nothing to do
-  EXPECT_EQ(pcTypeAfter(nullptr, ""), redundant);
-  EXPECT_EQ(pcTypeAfter(nullptr, "-pc_type lu"), PCLU);
-  EXPECT_EQ(pcTypeAfter("grid_", ""), redundant);
-  EXPECT_EQ(pcTypeAfter("grid_", "-grid_pc_factor_mat_solver_type mumps"), PCLU);
-  EXPECT_EQ(pcTypeAfter("grid_", "-pc_type lu"), redundant) << "an option without the TS's prefix is not the TS's";
+  const std::string small = size > 1 ? PCREDUNDANT : PCLU;  // one rank: PETSc's LU
+  EXPECT_EQ(solverAfter(nullptr, ""), small);
+  EXPECT_EQ(solverAfter(nullptr, "-pc_type lu"), size > 1 ? "lu/mumps" : "lu");
+  EXPECT_EQ(solverAfter("grid_", ""), small);
+  EXPECT_EQ(solverAfter("grid_", "-grid_pc_factor_mat_solver_type superlu_dist"), "lu/superlu_dist");
+  EXPECT_EQ(solverAfter("grid_", "-pc_type lu"), small) << "an option without the TS's prefix is not the TS's";
+  EXPECT_EQ(solverAfter(nullptr, "", true), PCJACOBI) << "the program's choice through the API stays";
+}
+
+// The choice by size and rank count itself.
+TEST(Distributed, DefaultLinearSolveBySizeAndRanks) {
+  EXPECT_EQ(defaultLinearSolve(2, 1), LinearSolveKind::SerialLU);
+  EXPECT_EQ(defaultLinearSolve(10000000, 1), LinearSolveKind::SerialLU);
+  EXPECT_EQ(defaultLinearSolve(2, 2), LinearSolveKind::RedundantLU);
+  EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow - 1, 2), LinearSolveKind::RedundantLU);
+  EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow, 2), LinearSolveKind::ParallelDirect);
 }

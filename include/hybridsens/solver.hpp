@@ -125,6 +125,7 @@ private:
   template <class F> PetscErrorCode withHessianSweeps(F &&f);
 
   const HybridModel &model_;
+  std::string kspDefault_;  // the integrator's linear solver as the library last configured it
   PetscErrorCode buildError_ = 0;  // of the construction's createTs(), returned by setFromOptions/solve
   TS ts_ = nullptr;
   SolverOptions opt_;
@@ -149,14 +150,5 @@ private:
   std::vector<std::pair<const CostFunction *, const SecondOrderCost *>> costHessians_;
   std::vector<PetscReal> solvedParams_;  // parameters of the trajectory the sweeps differentiate
 };
-
-// For a small system on several ranks: every rank factors a copy of the integrator's matrix
-// with PETSc's LU (PCREDUNDANT, the serial factorization) instead of the parallel default
-// MUMPS, whose per-solve set-up dominates below about a thousand unknowns (wecc9, 9 buses,
-// 2 ranks, forward + adjoint: 7.7 s with MUMPS, 1.1 s redundant). Does nothing on one rank,
-// for numStates >= maxStates, or when -pc_type or -pc_factor_mat_solver_type was given (under
-// the KSP's options prefix). Call it with the other defaults on solver.ts(), before the one
-// Solver::setFromOptions(), which lets the command line override them.
-PetscErrorCode preferRedundantLU(Solver &solver, PetscInt numStates, PetscInt maxStates = 1000);
 
 } // namespace hybridsens

@@ -70,6 +70,17 @@ PetscErrorCode Solver::setFromOptions() {
   PetscCall(buildError_);
   PetscCall(build());
   PetscCall(TSGetOptionsPrefix(ts_, &prefix));
+  {
+    // The integrator's linear solver by the system's size, now that it is known (unless the
+    // program configured it through the API); the command line overrides it below.
+    SNES snes;
+    KSP ksp;
+    PetscInt N;
+    PetscCall(TSGetSNES(ts_, &snes));
+    PetscCall(SNESGetKSP(snes, &ksp));
+    PetscCall(VecGetSize(dyn_->templateVec(), &N));
+    PetscCall(refreshDirectSolveDefaults(ksp, N, &kspDefault_));
+  }
   // What the program set through the API is the default the command line overrides.
   SolverOptions o = opt_;
   o.forward = forward_ ? PETSC_TRUE : PETSC_FALSE;
@@ -337,27 +348,6 @@ PetscErrorCode Solver::collectResult(SolveResult &r) const {
       r.outputSensitivities_.push_back(SharedPetscObject<Mat>::share(fwd_->outputSensitivities(i)));
     }
   }
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode preferRedundantLU(Solver &solver, PetscInt numStates, PetscInt maxStates) {
-  PetscMPIInt size;
-  PetscBool pcChosen, solverChosen;
-  SNES snes;
-  KSP ksp;
-  PC pc;
-  PetscFunctionBeginUser;
-  const char *prefix;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)solver.ts()), &size));
-  PetscCall(TSGetSNES(solver.ts(), &snes));
-  PetscCall(SNESGetKSP(snes, &ksp));
-  // The user's choice under the TS's own prefix (e.g. -wecc_pc_type after TSSetOptionsPrefix).
-  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
-  PetscCall(PetscOptionsHasName(nullptr, prefix, "-pc_type", &pcChosen));
-  PetscCall(PetscOptionsHasName(nullptr, prefix, "-pc_factor_mat_solver_type", &solverChosen));
-  if (size == 1 || numStates >= maxStates || pcChosen || solverChosen) PetscFunctionReturn(0);
-  PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, PCREDUNDANT));
   PetscFunctionReturn(0);
 }
 

@@ -68,7 +68,7 @@ PetscErrorCode Dynamics::setUp() {
   if (isDAE()) {
     PetscCall(KSPCreate(comm(), &consistencyKsp_));
     PetscCall(KSPSetOptionsPrefix(consistencyKsp_, "hs_consistency_"));
-    PetscCall(setDirectSolveDefaults(consistencyKsp_));
+    PetscCall(setDirectSolveDefaults(consistencyKsp_, N));
     PetscCall(KSPSetFromOptions(consistencyKsp_));
   }
   PetscFunctionReturn(0);

@@ -107,6 +107,7 @@ PetscErrorCode Engine::startSides(const std::vector<PetscInt> &justFired) {
   sideStart_.assign(guards_.size(), 0);
   if (!guards_.size()) PetscFunctionReturn(0);
   PetscCall(endRates(rateStart_));
+  rateStartKnown_ = true;
   for (PetscInt j = 0; j < guards_.size(); ++j)
     if (guards_.active(j, dyn_.mode)) sideStart_[j] = guardSide(gStart_[j], rateStart_[j], 0.0);
   for (PetscInt j : justFired)
@@ -157,6 +158,17 @@ PetscErrorCode Engine::checkLeftSurface() {
   PetscFunctionReturn(0);
 }
 
+// The guards' rates at the current step's start, from the state saved there (bit for bit the
+// one the step started from, in the same discrete state), where the previous step end did not
+// compute them.
+PetscErrorCode Engine::ensureStartRates() {
+  PetscFunctionBeginUser;
+  if (rateStartKnown_) PetscFunctionReturn(0);
+  PetscCall(guards_.rates(start_.t, uStart_, dyn_.mode, udot_, rateStart_));
+  rateStartKnown_ = true;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired) {
   ScopedLogEvent log(LogEvent::EventLocation);
   const DiscreteState &d = dyn_.mode;
@@ -171,6 +183,7 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
   };
   std::vector<LocationSample> samples{{hHi, gHi}};  // every step taken from this start, with its guards
   PetscFunctionBeginUser;
+  PetscCall(ensureStartRates());  // the start's rate is a node of every guard's interpolant
   PetscCall(TSGetSolution(ts_, &X));
   const std::vector<PetscReal> tol = surfaceTolerances(gHi);  // fixed for the whole location
   std::vector<PetscInt> crossedHi, atEndHi, crossed, atEnd;
@@ -593,14 +606,21 @@ PetscErrorCode Engine::completeInstant(PetscInt step, const StepPlan &plan, Step
     PetscCall(applyTransitions(step, timeEvents, out.fired));
     PetscCall(startSides(out.fired));
   } else {
-    // Sides carry over; rates only matter on the surface (and for the Hermite check).
+    // Sides carry over; rates only matter on the surface (and for the Hermite check). Without
+    // the Hermite check and with no active guard exactly on its surface they decide nothing
+    // here: they are computed only if the next step locates a crossing (ensureStartRates).
     gStart_ = out.gEnd;
     if (guards_.size()) {
-      if (out.rateEnd.empty() || out.ratesStale) PetscCall(endRates(out.rateEnd));
-      rateStart_ = out.rateEnd;
+      bool onSurface = false;
+      for (PetscInt j = 0; j < guards_.size(); ++j) onSurface = onSurface || (guards_.active(j, dyn_.mode) && out.gEnd[j] == 0);
+      rateStartKnown_ = opt_.hermite || onSurface;
+      if (rateStartKnown_) {
+        if (out.rateEnd.empty() || out.ratesStale) PetscCall(endRates(out.rateEnd));
+        rateStart_ = out.rateEnd;
+      }
       for (PetscInt j = 0; j < guards_.size(); ++j) {
         if (!guards_.active(j, dyn_.mode)) continue;
-        const int s = guardSide(out.gEnd[j], out.rateEnd[j], 0.0);
+        const int s = guardSide(out.gEnd[j], rateStartKnown_ ? out.rateEnd[j] : 0.0, 0.0);
         if (s != 0) sideStart_[j] = s;
       }
     }

@@ -129,6 +129,7 @@ private:
   PetscErrorCode retakeStep(PetscReal h);
   PetscErrorCode startSides(const std::vector<PetscInt> &justFired);
   PetscErrorCode endRates(std::vector<PetscScalar> &rate);
+  PetscErrorCode ensureStartRates();
   PetscErrorCode checkLeftSurface();
   PetscErrorCode checkStepCount(PetscReal h);
   PetscErrorCode checkTimeIndependence(PetscReal t, Vec X);
@@ -155,6 +156,7 @@ private:
   PetscReal currentH_ = 0;
   bool transitionsCutStep_ = false;
   std::vector<PetscScalar> gStart_, rateStart_;
+  bool rateStartKnown_ = false;  // rateStart_ holds the rates at the step start (else: ensureStartRates)
   std::vector<int> sideStart_;
   std::vector<SurfaceStart> surface_;
 };

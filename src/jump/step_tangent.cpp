@@ -29,7 +29,9 @@ PetscErrorCode StepTangent::setUp(Vec like) {
   // Direct solves, like the integrator's: the tangent must be exact to round-off.
   PetscCall(KSPCreate(dyn_.comm(), &ksp_));
   PetscCall(KSPSetOptionsPrefix(ksp_, "hs_tangent_"));
-  PetscCall(setDirectSolveDefaults(ksp_));
+  PetscInt N;
+  PetscCall(VecGetSize(like, &N));
+  PetscCall(setDirectSolveDefaults(ksp_, N));
   PetscCall(KSPSetFromOptions(ksp_));
   PetscFunctionReturn(0);
 }

@@ -2,15 +2,88 @@
 
 namespace hybridsens {
 
-PetscErrorCode setDirectSolveDefaults(KSP ksp) {
+LinearSolveKind defaultLinearSolve(PetscInt globalSize, PetscMPIInt ranks) {
+  if (ranks <= 1) return LinearSolveKind::SerialLU;
+  return globalSize < kRedundantLUBelow ? LinearSolveKind::RedundantLU : LinearSolveKind::ParallelDirect;
+}
+
+// Whether the user chose the solver for this KSP's prefix on the command line (or in the
+// options database): then the plain direct LU is the base their options act on.
+static PetscErrorCode userChoseSolver(KSP ksp, bool *chose) {
+  const char *prefix;
+  PetscFunctionBeginUser;
+  *chose = false;
+  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+  for (const char *name : {"-ksp_type", "-pc_type", "-pc_factor_mat_solver_type"}) {
+    PetscBool set;
+    PetscCall(PetscOptionsHasName(nullptr, prefix, name, &set));
+    if (set) *chose = true;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize) {
   PC pc;
   PetscMPIInt size;
+  bool chose;
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  PetscCall(userChoseSolver(ksp, &chose));
   PetscCall(KSPSetType(ksp, KSPPREONLY));
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, PCLU));
-  if (size > 1) PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  const LinearSolveKind kind = globalSize < 0 || chose ? (size > 1 ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU)
+                                                       : defaultLinearSolve(globalSize, size);
+  switch (kind) {
+  case LinearSolveKind::SerialLU:
+    PetscCall(PCSetType(pc, PCLU));
+    break;
+  case LinearSolveKind::RedundantLU:
+    // The inner solver of PCREDUNDANT is PREONLY + PETSc's LU on one rank (its defaults).
+    PetscCall(PCSetType(pc, PCREDUNDANT));
+    break;
+  case LinearSolveKind::ParallelDirect:
+    PetscCall(PCSetType(pc, PCLU));
+    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+    break;
+  }
+  PetscFunctionReturn(0);
+}
+
+// What identifies a configuration: KSP type, PC type and, for a factorization, its package.
+static PetscErrorCode signature(KSP ksp, std::string *out) {
+  KSPType kt;
+  PCType pt;
+  PC pc;
+  PetscBool isLU;
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetType(ksp, &kt));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCGetType(pc, &pt));
+  *out = std::string(kt ? kt : "") + "/" + (pt ? pt : "");
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &isLU));
+  if (isLU) {
+    MatSolverType st;
+    PetscCall(PCFactorGetMatSolverType(pc, &st));
+    *out += std::string("/") + (st ? st : "");
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode refreshDirectSolveDefaults(KSP ksp, PetscInt globalSize, std::string *applied) {
+  std::string now;
+  PetscFunctionBeginUser;
+  if (applied->empty()) {  // what setDirectSolveDefaults(ksp) set at creation
+    KSP probe;
+    PetscCall(KSPCreate(PetscObjectComm((PetscObject)ksp), &probe));
+    PetscCall(setDirectSolveDefaults(probe));
+    PetscCall(signature(probe, applied));
+    PetscCall(KSPDestroy(&probe));
+  }
+  PetscCall(signature(ksp, &now));
+  if (now == *applied) {
+    PetscCall(setDirectSolveDefaults(ksp, globalSize));
+    PetscCall(signature(ksp, applied));
+  }
   PetscFunctionReturn(0);
 }
 

@@ -101,7 +101,9 @@ PetscErrorCode HessianSweeps::setUp() {
     if (!ksp_) {
       PetscCall(KSPCreate(dyn_.comm(), &ksp_));
       PetscCall(KSPSetOptionsPrefix(ksp_, "hs_hessian_"));
-      PetscCall(setDirectSolveDefaults(ksp_));
+      PetscInt N;
+      PetscCall(VecGetSize(dyn_.templateVec(), &N));
+      PetscCall(setDirectSolveDefaults(ksp_, N));
       PetscCall(KSPSetFromOptions(ksp_));
     }
   }
