@@ -23,6 +23,7 @@ TrajectoryStore::~TrajectoryStore() {
 
 void TrajectoryStore::clear() {
   std::vector<Entry>().swap(entries_);  // (clear() would keep the capacity)
+  modes_.clear();
   count_ = 0;
   storedBytes_ = 0;
   if (!runDir_.empty()) {
@@ -227,7 +228,7 @@ PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, Pet
   e.time = time;
   e.tprev = tprev;
   e.h = h;
-  e.mode = mode;
+  if (modes_.empty() || modes_.back().second != mode) modes_.emplace_back(step, mode);
   if (checkpointing()) {
     entries_.push_back(std::move(e));
     // The record just taken is the first the reverse sweep asks for: keep it, not re-take it.
@@ -277,6 +278,11 @@ PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, Pet
   }
   entries_.push_back(std::move(e));
   PetscFunctionReturn(0);
+}
+
+const DiscreteState &TrajectoryStore::mode(PetscInt step) const {
+  auto after = std::upper_bound(modes_.begin(), modes_.end(), step, [](PetscInt s, const auto &m) { return s < m.first; });
+  return std::prev(after)->second;
 }
 
 PetscErrorCode TrajectoryStore::load(TS ts, PetscInt step) const {

@@ -84,7 +84,9 @@ public:
   PetscInt size() const { return count_; }
   // time(), mode(), load() and state() need keepsStates().
   PetscReal time(PetscInt step) const { return entries_[step].time; }
-  const DiscreteState &mode(PetscInt step) const { return entries_[step].mode; }
+  // The mode step `step` ran in (kept once per change of mode: a grid's discrete state is
+  // replicated on every rank and changes only at events).
+  const DiscreteState &mode(PetscInt step) const;
   PetscReal stepSize(PetscInt step) const { return entries_[step].h; }
   // Whether the records were kept.
   bool keepsStates() const { return cfg_.keepStates; }
@@ -97,7 +99,6 @@ private:
   struct Entry {
     PetscReal time = 0, tprev = 0, h = 0;
     std::vector<PetscScalar> values;  // memory: this rank's part of U, then of each stored stage (empty with checkpoints)
-    DiscreteState mode;
   };
   std::string fileName(PetscInt step) const;
   PetscErrorCode checkStates(MPI_Comm comm) const;
@@ -119,6 +120,7 @@ private:
   PetscErrorCode materialize(PetscInt step) const;
 
   std::vector<Entry> entries_;
+  std::vector<std::pair<PetscInt, DiscreteState>> modes_;  // (first step, mode) at each change
   PetscInt count_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;
   Config cfg_;
