@@ -37,6 +37,13 @@ struct EngineOptions {
   // kept in memory for the reverse sweeps may take, all ranks together; 0: 3/4 of the memory
   // available when the run starts. Reaching it is an error that points to -hs_trajectory_dir.
   PetscReal trajectoryMaxMemory = 0;
+  // -hs_checkpoints K (K >= 1): keep at most K states of the trajectory and re-take the other
+  // steps during the reverse sweeps (binomial schedule; docs/checkpointing.md); 0: keep every step.
+  PetscInt checkpoints = 0;
+  std::string checkpointsDir;        // -hs_checkpoints_dir DIR: the K states on disk (each rank its part)
+  // Testing only: re-take steps with the size rebuilt from the stored times (as PETSc's own
+  // recomputation does) instead of the size the integrator took: gradients change in the last bits.
+  PetscBool testRebuiltSteps = PETSC_FALSE;
 
   PetscErrorCode read(OptionReader &r);
   // Reads the engine options alone, in their own block (the Solver reads them with the rest).

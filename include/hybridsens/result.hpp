@@ -32,6 +32,9 @@ struct SolveStats {
   double adjointWallSeconds = 0;  // the reverse sweep (0 without -hs_adjoint)
   PetscInt reusedJacobians = 0;   // reverse sweep: f_u, f_p, cost integrands' r_u, r_p copied, not re-evaluated (-hs_adjoint_reuse_jacobians)
   PetscInt ydotSolves = 0;        // DAE: guard rates at step ends that needed ẏ (a consistency solve; guards reading algebraic states)
+  // -hs_checkpoints K (0: every step kept): states kept (each time one was), the most held at
+  // once (≤ K), and steps re-taken by the reverse sweeps (and Hessian sweeps) of this solve.
+  PetscInt checkpoints = 0, checkpointsStored = 0, checkpointsMostHeld = 0, recomputedSteps = 0;
 };
 
 // dJ/dp (parameter order of the model) and dJ/du0[i] (i in SolveResult::initialStateIndices)

@@ -340,6 +340,13 @@ PetscErrorCode Solver::collectResult(SolveResult &r) const {
   r.stats.events = s.events;
   r.stats.wallSeconds = s.wallSeconds;
   r.stats.ydotSolves = s.ydotSolves;
+  if (engine_->trajectory().checkpointing()) {
+    const auto &c = engine_->trajectory().checkpointStats();
+    r.stats.checkpoints = opt_.engine.checkpoints;
+    r.stats.checkpointsStored = c.stored;
+    r.stats.checkpointsMostHeld = c.mostHeld;
+    r.stats.recomputedSteps = c.recomputed;
+  }
   r.outputTimes = outputTimes_;
   if (fwd_) {
     if (forward_) r.finalSensitivities_ = SharedPetscObject<Mat>::share(fwd_->sensitivities());

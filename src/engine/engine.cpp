@@ -41,6 +41,19 @@ PetscErrorCode Engine::buildStops(PetscReal t0, PetscReal tf) {
   PetscFunctionReturn(0);
 }
 
+// The size of the attempt being taken, noted at every stage check (TSAdaptSetCheckStage): the
+// last one is the accepted attempt's, which a controller's rejections inside TSStep hide.
+static PetscErrorCode noteAttemptSize(TSAdapt adapt, TS ts, PetscReal, Vec, PetscBool *) {
+  PetscContainer c;
+  void *h;
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectQuery((PetscObject)adapt, "hybridsens_attempt_size", (PetscObject *)&c));
+  if (!c) PetscFunctionReturn(0);
+  PetscCall(PetscContainerGetPointer(c, &h));
+  PetscCall(TSGetTimeStep(ts, static_cast<PetscReal *>(h)));
+  PetscFunctionReturn(0);
+}
+
 // One TSStep of (at most) h from the current state; adaptivity may shorten it unless forced.
 PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
   TSAdapt adapt;
@@ -52,7 +65,21 @@ PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
   PetscCall(TSSetTimeStep(ts_, h));
   PetscInt rejectBefore, rejectAfter;
   PetscCall(TSGetStepRejections(ts_, &rejectBefore));
+  takenH_ = h;
+  if (keepStates_) {
+    // What the stored record's step was taken with (a replay repeats it; see below).
+    PetscContainer c;
+    PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+    PetscCall(PetscContainerSetPointer(c, &takenH_));
+    PetscCall(PetscObjectCompose((PetscObject)adapt, "hybridsens_attempt_size", (PetscObject)c));
+    PetscCall(PetscContainerDestroy(&c));
+    PetscCall(TSAdaptSetCheckStage(adapt, noteAttemptSize));
+  }
   PetscCall(TSStep(ts_));
+  if (keepStates_) {
+    PetscCall(TSAdaptSetCheckStage(adapt, nullptr));
+    PetscCall(PetscObjectCompose((PetscObject)adapt, "hybridsens_attempt_size", nullptr));
+  }
   PetscCall(TSAdaptSetAlwaysAccept(adapt, saved));
   TSConvergedReason reason;
   PetscCall(TSGetConvergedReason(ts_, &reason));
@@ -60,6 +87,24 @@ PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
              (double)start_.t, describe(dyn_.mode).c_str(), TSConvergedReasons[reason]);
   PetscCall(TSGetStepRejections(ts_, &rejectAfter));
   stats_.rejectedSteps += rejectAfter - rejectBefore;
+  PetscBool isRK;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ts_, TSRK, &isRK));
+  if (keepStates_ && isRK && rejectAfter > rejectBefore) {
+    // PETSc's RK rolls a rejected attempt back arithmetically (U − hΣb_i k_i, not U itself), so
+    // the accepted attempt started from a state that differs from the step start in the last
+    // bits. Take it again from the saved start: a stored step is then a function of its start,
+    // size and mode alone, which is what re-taking it from a checkpoint reproduces.
+    Vec X;
+    const PetscReal hTaken = takenH_;
+    PetscCall(TSGetSolution(ts_, &X));
+    PetscCall(VecCopy(uStart_, X));
+    PetscCall(TSSetTime(ts_, start_.t));
+    PetscCall(tsSetPreviousTime(ts_, start_.tprevPrev));
+    PetscCall(TSSetStepNumber(ts_, start_.steps));
+    PetscCall(tsDiscardLastStep(ts_));
+    PetscCall(takeStep(hTaken, true));
+    PetscFunctionReturn(0);
+  }
   PetscReal tEnd;
   PetscCall(TSGetTime(ts_, &tEnd));
   currentH_ = tEnd - start_.t;
@@ -443,7 +488,15 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
     cfg.dir = opt_.trajectoryDir;
     cfg.maxBytes = opt_.trajectoryMaxMemory;
     cfg.t0 = t0, cfg.tf = tf;
+    cfg.checkpoints = opt_.checkpoints;
+    cfg.checkpointsDir = opt_.checkpointsDir;
+    PetscCheck(cfg.checkpoints > 0 || cfg.checkpointsDir.empty(), dyn_.comm(), PETSC_ERR_ARG_INCOMP,
+               "-hs_checkpoints_dir %s needs -hs_checkpoints K (the number of states to keep there)", cfg.checkpointsDir.c_str());
     PetscCall(traj_.setUp(dyn_.comm(), cfg, u0));
+    if (traj_.checkpointing()) {
+      PetscCall(checkReplayable());
+      traj_.setReplay(ts_, [this](PetscInt n) { return replayStep(n); });
+    }
   }
   stats_ = EngineStats();
   guards_.resetCounters();
@@ -471,7 +524,7 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(tsResetForFreshSolve(ts_, t0));
 
   PetscCall(checkTimeIndependence(t0, X));
-  PetscCall(traj_.record(ts_, 0, t0, t0, X, dyn_.mode));
+  PetscCall(traj_.record(ts_, 0, t0, t0, X, dyn_.mode, 0.0));
   for (auto *o : observers_) PetscCall(o->stepAccepted(0, t0, t0));
   for (auto *o : observers_) PetscCall(o->instantCompleted(0, t0));
   PetscCall(startSides({}));
@@ -582,7 +635,7 @@ PetscErrorCode Engine::acceptStep(PetscInt step) {
   ++stats_.steps;
   PetscCall(TSGetSolution(ts_, &X));
   PetscCall(TSGetTime(ts_, &now));
-  PetscCall(traj_.record(ts_, step, now, start_.t, X, dyn_.mode));
+  PetscCall(traj_.record(ts_, step, now, start_.t, X, dyn_.mode, takenH_));
   for (auto *o : observers_) PetscCall(o->stepAccepted(step, start_.t, now));
   PetscCall(TSPostStep(ts_));
   PetscFunctionReturn(0);
@@ -690,6 +743,74 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(TSMonitor(ts_, stepsTaken, finalTime_, X));
   stats_.ydotSolves = guards_.ydotSolves();
   stats_.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  PetscFunctionReturn(0);
+}
+
+// ---- checkpoints: re-taking a recorded step ------------------------------------------------
+
+// A step re-taken from a checkpoint must give the stored step's bits: the integrator may carry
+// nothing from the step before into it that the replay cannot reproduce.
+PetscErrorCode Engine::checkReplayable() {
+  PetscBool isRK, extrapolate = PETSC_FALSE;
+  const char *prefix;
+  PetscFunctionBeginUser;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ts_, TSRK, &isRK));
+  if (isRK) {
+    PetscBool fsal;
+    TSRKType type;
+    PetscCall(TSRKGetType(ts_, &type));
+    PetscCall(TSRKGetTableau(ts_, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &fsal));
+    // (Its first stage reuses the previous step's last one, computed by a different sum.)
+    PetscCheck(!fsal, dyn_.comm(), PETSC_ERR_SUP,
+               "-hs_checkpoints with -ts_rk_type %s: a first-same-as-last tableau reuses the previous step's last stage, which a step "
+               "re-taken from a checkpoint cannot reproduce bit for bit; use -ts_rk_type 4, 3, 2a or 1fe, or keep every step "
+               "(no -hs_checkpoints)",
+               type);
+  }
+  PetscCall(TSGetOptionsPrefix(ts_, &prefix));
+  PetscCall(PetscOptionsGetBool(nullptr, prefix, "-ts_theta_initial_guess_extrapolate", &extrapolate, nullptr));
+  PetscCheck(!extrapolate, dyn_.comm(), PETSC_ERR_SUP,
+             "-hs_checkpoints with -ts_theta_initial_guess_extrapolate: the Newton guess would come from the previous step, which a "
+             "step re-taken from a checkpoint does not have; drop one of the two");
+  PetscFunctionReturn(0);
+}
+
+// Re-take step n from the state record n − 1 holds (in the TS solution): after the transitions
+// the event log recorded at its end (their U⁺), in the mode the step ran in, with the size the
+// integrator took. Nothing is detected, located or applied again, and no user callback beyond
+// the model's right-hand side, Jacobian and algebraic equations runs. The TS's trajectory object
+// (which TSStep would set up, creating files) is detached meanwhile.
+PetscErrorCode Engine::replayStep(PetscInt n) {
+  const TrajectoryStore &traj = traj_;
+  const auto &events = log_->records();
+  Vec X;
+  TSAdapt adapt;
+  PetscBool saved;
+  TSTrajectory tj;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(ts_, &X));
+  auto after = std::upper_bound(events.begin(), events.end(), n - 1, [](PetscInt s, const EventRecord &r) { return s < r.step; });
+  if (after != events.begin() && std::prev(after)->step == n - 1) PetscCall(VecCopy(std::prev(after)->uplus, X));
+  const DiscreteState mode = dyn_.mode;
+  dyn_.mode = traj.mode(n);
+  PetscCall(TSSetTime(ts_, traj.time(n - 1)));
+  PetscCall(TSSetStepNumber(ts_, n - 1));
+  PetscCall(TSRestartStep(ts_));  // nothing from the previous step (an FSAL stage is refused above)
+  PetscCall(tsInvalidateRHSJacobian(ts_));
+  PetscCall(TSGetAdapt(ts_, &adapt));
+  PetscCall(tsAdaptAlwaysAccepts(adapt, &saved));
+  PetscCall(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));
+  PetscCall(tsSwapTrajectoryObject(ts_, nullptr, &tj));
+  PetscCall(TSSetTimeStep(ts_, opt_.testRebuiltSteps ? traj.time(n) - traj.time(n - 1) : traj.stepSize(n)));
+  const PetscErrorCode ierr = TSStep(ts_);
+  PetscCall(tsSwapTrajectoryObject(ts_, tj, nullptr));
+  PetscCall(TSAdaptSetAlwaysAccept(adapt, saved));
+  dyn_.mode = mode;
+  PetscCall(ierr);
+  TSConvergedReason reason;
+  PetscCall(TSGetConvergedReason(ts_, &reason));
+  PetscCheck(reason >= 0, dyn_.comm(), PETSC_ERR_NOT_CONVERGED, "re-taking step %" PetscInt_FMT " from a checkpoint (t = %.17g) failed: %s", n,
+             (double)traj.time(n - 1), TSConvergedReasons[reason]);
   PetscFunctionReturn(0);
 }
 

@@ -136,6 +136,9 @@ private:
   PetscErrorCode locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired);
   PetscErrorCode applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &guards);
   PetscErrorCode checkZeno(const EventRecord &r);
+  // Checkpoints (-hs_checkpoints): re-take step n as it was taken (TrajectoryStore::Replay).
+  PetscErrorCode replayStep(PetscInt n);
+  PetscErrorCode checkReplayable();
 
   Dynamics &dyn_;
   TS ts_;
@@ -154,6 +157,7 @@ private:
   Vec uStart_ = nullptr, udot_ = nullptr;
   StepStart start_;
   PetscReal currentH_ = 0;
+  PetscReal takenH_ = 0;  // the size the last TSStep took its (accepted) step with
   bool transitionsCutStep_ = false;
   std::vector<PetscScalar> gStart_, rateStart_;
   bool rateStartKnown_ = false;  // rateStart_ holds the rates at the step start (else: ensureStartRates)

@@ -1,8 +1,11 @@
 #include "engine/trajectory_store.hpp"
 
+#include "engine/checkpoint_schedule.hpp"
+
 #include "util/log_events.hpp"
 #include "util/petsc_internals.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -20,12 +23,17 @@ TrajectoryStore::~TrajectoryStore() {
 
 void TrajectoryStore::clear() {
   std::vector<Entry>().swap(entries_);  // (clear() would keep the capacity)
+  modes_.clear();
   count_ = 0;
   storedBytes_ = 0;
   if (!runDir_.empty()) {
     for (PetscInt i = 0; i < filesWritten_; ++i) std::remove(fileName(i).c_str());
+    for (const auto &kv : held_) std::remove(fileName(kv.first).c_str());
     rmdir(runDir_.c_str());
   }
+  held_.clear();
+  current_ = -1;
+  std::vector<PetscScalar>().swap(currentValues_);
   runDir_.clear();
   filesWritten_ = 0;
 }
@@ -124,25 +132,35 @@ PetscErrorCode TrajectoryStore::setUp(MPI_Comm comm, const Config &cfg, Vec layo
   PetscCall(VecDestroy(&scratch_));
   comm_ = comm;
   cfg_ = cfg;
+  stride_ = 1;
+  ckptStats_ = CheckpointStats();
   if (!cfg.keepStates) PetscFunctionReturn(0);
   PetscCall(VecDuplicate(layout, &scratch_));
-  if (cfg.dir.empty()) {
+  if (checkpointing()) {
+    // K states, not the whole trajectory: no memory limit to watch. The directory must exist
+    // (a mistyped path is refused here, before the first step, not created).
+    PetscCheck(cfg.dir.empty(), comm, PETSC_ERR_ARG_INCOMP,
+               "-hs_trajectory_dir keeps every step on disk and -hs_checkpoints keeps only some states: give one of them "
+               "(for checkpoints on disk, -hs_checkpoints_dir)");
+    if (cfg.checkpointsDir.empty()) PetscFunctionReturn(0);
+  } else if (cfg.dir.empty()) {
     PetscCall(memoryLimit(layout));
     PetscFunctionReturn(0);
   }
   // A directory of this run's own on every rank (no collective needed to clean it up, and it
   // works whether or not the ranks share a file system).
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (mkdir(cfg.dir.c_str(), 0777) != 0 && errno != EEXIST) {
+  if (!checkpointing() && mkdir(cfg.dir.c_str(), 0777) != 0 && errno != EEXIST) {
     // (not fatal by itself: mkdtemp below reports what is wrong with the path)
   }
-  std::string tmpl = cfg.dir + "/hybridsens-trajectory-" + std::to_string((long)getpid()) + "-r" + std::to_string(rank) + "-XXXXXX";
+  std::string tmpl = dirName() + (checkpointing() ? "/hybridsens-checkpoints-" : "/hybridsens-trajectory-") + std::to_string((long)getpid()) +
+                     "-r" + std::to_string(rank) + "-XXXXXX";
   int err[2] = {0, rank};
   if (mkdtemp(&tmpl[0])) runDir_ = tmpl;
   else err[0] = errno;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, err, 1, MPI_2INT, MPI_MAXLOC, comm));
-  PetscCheck(err[0] == 0, comm, PETSC_ERR_FILE_OPEN, "-hs_trajectory_dir %s: cannot create a directory for the trajectory in it (rank %d): %s",
-             cfg.dir.c_str(), err[1], std::strerror(err[0]));
+  PetscCheck(err[0] == 0, comm, PETSC_ERR_FILE_OPEN, "%s %s: cannot create a directory for the %s in it (rank %d): %s", dirOption(),
+             dirName().c_str(), checkpointing() ? "checkpoints" : "trajectory", err[1], std::strerror(err[0]));
   PetscFunctionReturn(0);
 }
 
@@ -172,8 +190,8 @@ PetscErrorCode TrajectoryStore::writeStep(PetscInt step, const std::vector<Vec> 
   if (f && std::fflush(f) != 0 && !err[0]) err[0] = errno;
   if (f && std::fclose(f) != 0 && !err[0]) err[0] = errno;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, err, 1, MPI_2INT, MPI_MAXLOC, comm_));
-  PetscCheck(err[0] == 0, comm_, PETSC_ERR_FILE_WRITE, "-hs_trajectory_dir %s: writing step %" PetscInt_FMT " of the trajectory failed (rank %d, %s): %s",
-             cfg_.dir.c_str(), step, err[1], name.c_str(), std::strerror(err[0]));
+  PetscCheck(err[0] == 0, comm_, PETSC_ERR_FILE_WRITE, "%s %s: writing step %" PetscInt_FMT " of the trajectory failed (rank %d, %s): %s",
+             dirOption(), dirName().c_str(), step, err[1], name.c_str(), std::strerror(err[0]));
   PetscFunctionReturn(0);
 }
 
@@ -194,12 +212,12 @@ PetscErrorCode TrajectoryStore::readStep(PetscInt step, const std::vector<Vec> &
   }
   if (f) std::fclose(f);
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, err, 1, MPI_2INT, MPI_MAXLOC, comm_));
-  PetscCheck(err[0] == 0, comm_, PETSC_ERR_FILE_READ, "-hs_trajectory_dir %s: reading step %" PetscInt_FMT " of the trajectory failed (rank %d, %s): %s",
-             cfg_.dir.c_str(), step, err[1], name.c_str(), std::strerror(err[0]));
+  PetscCheck(err[0] == 0, comm_, PETSC_ERR_FILE_READ, "%s %s: reading step %" PetscInt_FMT " of the trajectory failed (rank %d, %s): %s",
+             dirOption(), dirName().c_str(), step, err[1], name.c_str(), std::strerror(err[0]));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U, const DiscreteState &mode) {
+PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U, const DiscreteState &mode, PetscReal h) {
   ScopedLogEvent log(LogEvent::Trajectory);
   MPI_Comm comm = PetscObjectComm((PetscObject)ts);
   PetscFunctionBeginUser;
@@ -209,7 +227,16 @@ PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, Pet
   Entry e;
   e.time = time;
   e.tprev = tprev;
-  e.mode = mode;
+  e.h = h;
+  if (modes_.empty() || modes_.back().second != mode) modes_.emplace_back(step, mode);
+  if (checkpointing()) {
+    entries_.push_back(std::move(e));
+    // The record just taken is the first the reverse sweep asks for: keep it, not re-take it.
+    PetscCall(captureRecord(step));
+    PetscCall(thinForwardStates(step));
+    if (step % stride_ == 0) PetscCall(keepState(step, U, true));
+    PetscFunctionReturn(0);
+  }
   {
     std::vector<Vec> vecs;
     PetscCall(recordVectors(ts, step, U, vecs));
@@ -253,6 +280,11 @@ PetscErrorCode TrajectoryStore::record(TS ts, PetscInt step, PetscReal time, Pet
   PetscFunctionReturn(0);
 }
 
+const DiscreteState &TrajectoryStore::mode(PetscInt step) const {
+  auto after = std::upper_bound(modes_.begin(), modes_.end(), step, [](PetscInt s, const auto &m) { return s < m.first; });
+  return std::prev(after)->second;
+}
+
 PetscErrorCode TrajectoryStore::load(TS ts, PetscInt step) const {
   ScopedLogEvent log(LogEvent::Trajectory);
   MPI_Comm comm = PetscObjectComm((PetscObject)ts);
@@ -264,16 +296,18 @@ PetscErrorCode TrajectoryStore::load(TS ts, PetscInt step) const {
   std::vector<Vec> targets;
   PetscCall(TSGetSolution(ts, &X));
   PetscCall(recordVectors(ts, step, X, targets));
-  if (!runDir_.empty()) PetscCall(readStep(step, targets));
+  if (checkpointing()) PetscCall(materialize(step));
+  if (!runDir_.empty() && !checkpointing()) PetscCall(readStep(step, targets));
   else {
+    const std::vector<PetscScalar> &values = checkpointing() ? currentValues_ : e.values;
     size_t at = 0;
     for (Vec x : targets) {
       PetscScalar *a;
       PetscInt n;
       PetscCall(VecGetLocalSize(x, &n));
-      PetscCheck(at + (size_t)n <= e.values.size(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "trajectory record %" PetscInt_FMT " holds fewer values than the TS has stages", step);
+      PetscCheck(at + (size_t)n <= values.size(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "trajectory record %" PetscInt_FMT " holds fewer values than the TS has stages", step);
       PetscCall(VecGetArrayWrite(x, &a));
-      if (n) std::memcpy(a, e.values.data() + at, (size_t)n * sizeof(PetscScalar));
+      if (n) std::memcpy(a, values.data() + at, (size_t)n * sizeof(PetscScalar));
       PetscCall(VecRestoreArrayWrite(x, &a));
       at += (size_t)n;
     }
@@ -287,16 +321,146 @@ PetscErrorCode TrajectoryStore::state(PetscInt step, Vec *out) const {
   PetscFunctionBeginUser;
   PetscCall(checkStates(comm_));
   PetscCheck(step >= 0 && step < (PetscInt)entries_.size(), comm_, PETSC_ERR_ARG_OUTOFRANGE, "no trajectory record for step %" PetscInt_FMT, step);
-  if (!runDir_.empty()) PetscCall(readStep(step, {scratch_}));
+  if (checkpointing()) PetscCall(materialize(step));
+  if (!runDir_.empty() && !checkpointing()) PetscCall(readStep(step, {scratch_}));
   else {
     PetscScalar *a;
     PetscInt n;
     PetscCall(VecGetLocalSize(scratch_, &n));
     PetscCall(VecGetArrayWrite(scratch_, &a));
-    if (n) std::memcpy(a, entries_[step].values.data(), (size_t)n * sizeof(PetscScalar));
+    if (n) std::memcpy(a, (checkpointing() ? currentValues_ : entries_[step].values).data(), (size_t)n * sizeof(PetscScalar));
     PetscCall(VecRestoreArrayWrite(scratch_, &a));
   }
   *out = scratch_;
+  PetscFunctionReturn(0);
+}
+
+// ---- checkpoints --------------------------------------------------------------------------
+
+static PetscErrorCode copyOut(const std::vector<Vec> &vecs, std::vector<PetscScalar> &values) {
+  PetscInt n;
+  size_t at = 0;
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(vecs[0], &n));
+  values.resize(vecs.size() * (size_t)n);
+  for (Vec x : vecs) {
+    const PetscScalar *a;
+    PetscCall(VecGetArrayRead(x, &a));
+    if (n) std::memcpy(values.data() + at, a, (size_t)n * sizeof(PetscScalar));
+    PetscCall(VecRestoreArrayRead(x, &a));
+    at += (size_t)n;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TrajectoryStore::keepState(PetscInt step, Vec U, bool fromForwardSweep) const {
+  PetscFunctionBeginUser;
+  Held &h = held_[step];
+  h.fromForwardSweep = fromForwardSweep;
+  if (!runDir_.empty()) PetscCall(writeStep(step, {U}));
+  else PetscCall(copyOut({U}, h.values));
+  ++ckptStats_.stored;
+  ckptStats_.mostHeld = std::max(ckptStats_.mostHeld, (PetscInt)held_.size());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TrajectoryStore::dropState(PetscInt step) const {
+  PetscFunctionBeginUser;
+  if (!runDir_.empty()) std::remove(fileName(step).c_str());
+  held_.erase(step);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode TrajectoryStore::restoreState(PetscInt step, Vec X) const {
+  PetscFunctionBeginUser;
+  if (!runDir_.empty()) PetscCall(readStep(step, {X}));
+  else {
+    PetscScalar *a;
+    PetscInt n;
+    PetscCall(VecGetLocalSize(X, &n));
+    PetscCall(VecGetArrayWrite(X, &a));
+    if (n) std::memcpy(a, held_.at(step).values.data(), (size_t)n * sizeof(PetscScalar));
+    PetscCall(VecRestoreArrayWrite(X, &a));
+  }
+  PetscFunctionReturn(0);
+}
+
+// The forward sweep does not know how many steps there will be: it keeps the states of the
+// multiples of a stride, and doubles the stride (dropping the states of the odd multiples) before
+// a state would be kept beyond ⌈K/2⌉ (so about ⌈K/4⌉ to ⌈K/2⌉ evenly spaced states, step 0
+// always among them). The other half of K is left to the binomial schedule of the reverse sweeps,
+// which needs it: with no free state, reversing l steps costs l(l + 1)/2 re-takes.
+PetscErrorCode TrajectoryStore::thinForwardStates(PetscInt step) {
+  const PetscInt cap = std::max<PetscInt>(1, (cfg_.checkpoints + 1) / 2);
+  PetscFunctionBeginUser;
+  while ((PetscInt)held_.size() >= cap && step % stride_ == 0) {
+    stride_ *= 2;
+    std::vector<PetscInt> drop;
+    for (const auto &kv : held_)
+      if (kv.first % stride_ != 0) drop.push_back(kv.first);
+    for (PetscInt s : drop) PetscCall(dropState(s));
+  }
+  PetscFunctionReturn(0);
+}
+
+// Record `step` from what the TS holds now (its solution and stages) into currentValues_.
+PetscErrorCode TrajectoryStore::captureRecord(PetscInt step) const {
+  Vec X;
+  std::vector<Vec> vecs;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSolution(replayTs_, &X));
+  PetscCall(recordVectors(replayTs_, step, X, vecs));
+  PetscCall(copyOut(vecs, currentValues_));
+  current_ = step;
+  PetscFunctionReturn(0);
+}
+
+// Make currentValues_ the record of `step`: at hand; one step from the record before it (a
+// forward sweep); or re-taken from the nearest kept state before it, keeping the states the
+// binomial schedule names on the way (a reverse sweep, which no longer needs the kept states at
+// or after `step` that the schedule added: they are dropped first).
+PetscErrorCode TrajectoryStore::materialize(PetscInt step) const {
+  Vec X;
+  PetscFunctionBeginUser;
+  if (step == current_) PetscFunctionReturn(0);
+  PetscCheck(replay_ && replayTs_, comm_, PETSC_ERR_PLIB, "trajectory with checkpoints: no replay to re-take steps with");
+  PetscCall(TSGetSolution(replayTs_, &X));
+  if (step == 0) {
+    PetscCall(restoreState(0, X));
+    PetscCall(captureRecord(0));
+    PetscFunctionReturn(0);
+  }
+  if (current_ >= 0 && step == current_ + 1) {
+    PetscScalar *a;
+    PetscInt n;
+    PetscCall(VecGetLocalSize(X, &n));
+    PetscCall(VecGetArrayWrite(X, &a));
+    if (n) std::memcpy(a, currentValues_.data(), (size_t)n * sizeof(PetscScalar));
+    PetscCall(VecRestoreArrayWrite(X, &a));
+    PetscCall(replay_(step));
+    ++ckptStats_.recomputed;
+    PetscCall(captureRecord(step));
+    PetscFunctionReturn(0);
+  }
+  std::vector<PetscInt> drop;
+  for (const auto &kv : held_)
+    if (kv.first >= step && !kv.second.fromForwardSweep) drop.push_back(kv.first);
+  for (PetscInt s : drop) PetscCall(dropState(s));
+  auto after = held_.lower_bound(step);
+  PetscCheck(after != held_.begin(), comm_, PETSC_ERR_PLIB, "trajectory with checkpoints: no state kept before step %" PetscInt_FMT, step);
+  const PetscInt from = std::prev(after)->first;
+  const std::vector<PetscInt> keep = statesToKeep(step, from, cfg_.checkpoints - (PetscInt)held_.size());
+  PetscCall(restoreState(from, X));
+  size_t next = 0;
+  for (PetscInt j = from + 1; j <= step; ++j) {
+    PetscCall(replay_(j));
+    ++ckptStats_.recomputed;
+    if (next < keep.size() && keep[next] == j) {
+      PetscCall(keepState(j, X, false));
+      ++next;
+    }
+  }
+  PetscCall(captureRecord(step));
   PetscFunctionReturn(0);
 }
 

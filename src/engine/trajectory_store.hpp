@@ -18,12 +18,23 @@
 //    its own new directory DIR/hybridsens-trajectory-<pid>-r<rank>-XXXXXX, so runs sharing DIR
 //    never touch each other's files. The directory and its files are removed when the store is
 //    cleared or destroyed (after success and after an error alike).
+//
+// With checkpoints (-hs_checkpoints K): every step keeps its time, size and mode, but at most K
+// states are kept (in memory, or on disk with -hs_checkpoints_dir); a record asked for is
+// re-taken from the nearest kept state by the engine's replay (Replay below), which repeats the
+// step with the size and mode it was taken with, from the state after the transitions the event
+// log recorded — it never looks for events. The forward sweep keeps evenly spaced states (at
+// most ⌈K/2⌉, thinned as the run grows); the rest of the K serve the binomial schedule of the
+// reverse sweeps (engine/checkpoint_schedule.hpp). Records are re-taken in the order the sweeps
+// ask for them (reverse: binomial; forward: one step from the previous record).
 #pragma once
 
 #include "hybridsens/model.hpp"
 
 #include <petscts.h>
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,7 +52,23 @@ public:
     std::string dir;            // -hs_trajectory_dir; empty: memory
     PetscReal maxBytes = 0;     // -hs_trajectory_max_memory (all ranks); 0: from the available memory
     PetscReal t0 = 0, tf = 0;   // the run's horizon (for the projection in the memory error)
+    PetscInt checkpoints = 0;   // -hs_checkpoints K; 0: every step
+    std::string checkpointsDir; // -hs_checkpoints_dir (must exist); empty: memory
   };
+  // Re-takes step n: on entry the TS solution holds the state record n − 1 holds (before the
+  // transitions at its end); on return the TS solution and stages are record n's. Collective.
+  using Replay = std::function<PetscErrorCode(PetscInt n)>;
+  void setReplay(TS ts, Replay replay) {
+    replayTs_ = ts;
+    replay_ = std::move(replay);
+  }
+  struct CheckpointStats {
+    PetscInt stored = 0;      // states kept (forward sweep and schedule), counted each time
+    PetscInt mostHeld = 0;    // most states held at once (≤ K)
+    PetscInt recomputed = 0;  // steps re-taken
+  };
+  const CheckpointStats &checkpointStats() const { return ckptStats_; }
+  bool checkpointing() const { return cfg_.checkpoints > 0 && cfg_.keepStates; }
   // Collective. Drops the previous records and prepares for a run whose vectors look like layout.
   PetscErrorCode setUp(MPI_Comm comm, const Config &cfg, Vec layout);
   // Drops the records, the files and the run's directory (local: safe after an error).
@@ -49,14 +76,18 @@ public:
   // As clear(), but size() stays and keepsStates() becomes false (a later reader is told why).
   void release();
   // Record the step that ended at `time` with state U (U⁻ at an event) and the stages in ts.
-  PetscErrorCode record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U, const DiscreteState &mode);
+  // h: the size the integrator took the step with (what a replay repeats; 0 for step 0).
+  PetscErrorCode record(TS ts, PetscInt step, PetscReal time, PetscReal tprev, Vec U, const DiscreteState &mode, PetscReal h);
   // Load record `step` into ts for the adjoint step that ends there (vec_sol, stages, time,
   // and time_step = t_prev - t as PETSc's adjoint expects).
   PetscErrorCode load(TS ts, PetscInt step) const;
   PetscInt size() const { return count_; }
   // time(), mode(), load() and state() need keepsStates().
   PetscReal time(PetscInt step) const { return entries_[step].time; }
-  const DiscreteState &mode(PetscInt step) const { return entries_[step].mode; }
+  // The mode step `step` ran in (kept once per change of mode: a grid's discrete state is
+  // replicated on every rank and changes only at events).
+  const DiscreteState &mode(PetscInt step) const;
+  PetscReal stepSize(PetscInt step) const { return entries_[step].h; }
   // Whether the records were kept.
   bool keepsStates() const { return cfg_.keepStates; }
   // The stored state of `step` (read into a scratch vector, valid until the next call).
@@ -66,17 +97,30 @@ public:
 
 private:
   struct Entry {
-    PetscReal time = 0, tprev = 0;
-    std::vector<PetscScalar> values;  // memory: this rank's part of U, then of each stored stage
-    DiscreteState mode;
+    PetscReal time = 0, tprev = 0, h = 0;
+    std::vector<PetscScalar> values;  // memory: this rank's part of U, then of each stored stage (empty with checkpoints)
   };
   std::string fileName(PetscInt step) const;
   PetscErrorCode checkStates(MPI_Comm comm) const;
   PetscErrorCode memoryLimit(Vec layout);
   PetscErrorCode writeStep(PetscInt step, const std::vector<Vec> &vecs) const;
   PetscErrorCode readStep(PetscInt step, const std::vector<Vec> &vecs) const;
+  const char *dirOption() const { return checkpointing() ? "-hs_checkpoints_dir" : "-hs_trajectory_dir"; }
+  const std::string &dirName() const { return checkpointing() ? cfg_.checkpointsDir : cfg_.dir; }
+  // Checkpoints (all collective: every rank runs the same schedule).
+  struct Held {
+    bool fromForwardSweep = false;
+    std::vector<PetscScalar> values;  // this rank's part of the state (empty on disk)
+  };
+  PetscErrorCode keepState(PetscInt step, Vec U, bool fromForwardSweep) const;
+  PetscErrorCode dropState(PetscInt step) const;
+  PetscErrorCode restoreState(PetscInt step, Vec X) const;
+  PetscErrorCode thinForwardStates(PetscInt step);
+  PetscErrorCode captureRecord(PetscInt step) const;
+  PetscErrorCode materialize(PetscInt step) const;
 
   std::vector<Entry> entries_;
+  std::vector<std::pair<PetscInt, DiscreteState>> modes_;  // (first step, mode) at each change
   PetscInt count_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;
   Config cfg_;
@@ -86,6 +130,15 @@ private:
   PetscReal limitBytes_ = 0;    // all ranks together (memory only)
   PetscReal storedBytes_ = 0;   // all ranks together
   bool limitFromOption_ = false;
+  // Checkpoints. The records are re-created on demand (const access to the same logical
+  // trajectory), hence mutable.
+  TS replayTs_ = nullptr;
+  Replay replay_;
+  PetscInt stride_ = 1;                         // the forward sweep keeps the states of multiples of it
+  mutable std::map<PetscInt, Held> held_;       // kept states by step
+  mutable PetscInt current_ = -1;               // the step whose record currentValues_ holds
+  mutable std::vector<PetscScalar> currentValues_;
+  mutable CheckpointStats ckptStats_;
 };
 
 } // namespace hybridsens

@@ -23,6 +23,17 @@ PetscErrorCode EngineOptions::read(OptionReader &r) {
   PetscCall(r.text("-hs_trajectory_dir", "Keep the trajectory on disk in this directory (long runs)", &trajectoryDir));
   PetscCall(r.byteCount("-hs_trajectory_max_memory", "Most memory the in-memory trajectory may take (default 3/4 of available)",
                         &trajectoryMaxMemory));
+  {
+    // (0, the default, keeps every step; a value given must be at least 1)
+    PetscInt k = checkpoints > 0 ? checkpoints : 1;
+    PetscBool set;
+    PetscCall(r.integer("-hs_checkpoints", "Keep at most this many states for the reverse sweeps and recompute the other steps (binomial schedule)",
+                        &k, 1, PETSC_MAX_INT, &set));
+    if (set) checkpoints = k;
+  }
+  PetscCall(r.text("-hs_checkpoints_dir", "Keep the -hs_checkpoints states on disk in this existing directory", &checkpointsDir));
+  PetscCall(r.boolean("-hs_test_checkpoints_rebuilt_steps",
+                      "Testing only: recompute steps with sizes rebuilt from the stored times (gradients change in the last bits)", &testRebuiltSteps));
   PetscFunctionReturn(0);
 }
 

@@ -91,6 +91,13 @@ PetscErrorCode tsEnsureTrajectoryObject(TS ts) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode tsSwapTrajectoryObject(TS ts, TSTrajectory in, TSTrajectory *out) {
+  PetscFunctionBeginUser;
+  if (out) *out = ts->trajectory;
+  ts->trajectory = in;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode tsResetAdjointStepCount(TS ts) {
   PetscFunctionBeginUser;
   ts->adjoint_steps = 0;

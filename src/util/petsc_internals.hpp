@@ -68,6 +68,10 @@ PetscErrorCode tsResetAdjointStepCount(TS ts);
 // quadrature TS and the trajectory object (TSAdjointReset leaves both).
 PetscErrorCode tsDestroyQuadratureTS(TS ts);
 PetscErrorCode tsDestroyTrajectoryObject(TS ts);
+// Exchange the TS's trajectory object for `in` (may be null), returning the old one in *out (if
+// out): a step re-taken from a checkpoint during the reverse sweep runs TSStep, which would set
+// up the unused basic trajectory object (creating its directory on disk).
+PetscErrorCode tsSwapTrajectoryObject(TS ts, TSTrajectory in, TSTrajectory *out);
 // PETSc 3.18's TSAdjointMonitorSet compares a new monitor only with the first
 // ts->numbermonitors (the forward count) entries, so every TSSetFromOptions registers
 // -ts_adjoint_monitor once more (a Solver calls it on each setFromOptions) and each line would
