@@ -305,11 +305,8 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   for (PetscInt b = 0; b < nB; ++b)
     if (b != pf->slack && pf->pvOf[b] < 0) pf->vmIdx[b] = pf->nUnknowns++;
   pf_ = pf;
-  // The fault bus.
-  faultBusNumber_ = o.faultBus < 0 ? buses_.back() : o.faultBus;
-  PetscCheck(busPos.count(faultBusNumber_), world, PETSC_ERR_ARG_OUTOFRANGE, "-fault_bus %d: no such bus in %s", faultBusNumber_, net.file.c_str());
-  PetscCheck(o.rfault > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "-rfault must be positive (got %g)", (double)o.rfault);
-  const PetscInt faultBus = busPos.at(faultBusNumber_);
+  // The disturbances: faults and setpoint steps (grid_events.cpp).
+  PetscCall(planDisturbances(o, busPos, genOfBus, net.file));
 
   // Parameters: nominal values and names.
   nominal_.assign(numParams(), 0.0), names_.assign(numParams(), "");
@@ -378,12 +375,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     const PetscInt b = loads_[l].bus;
     add(Load{loads_[l].P, loads_[l].Q}, {{vr(b), vi(b), loadRef(l)}, {vr(b), vi(b)}, {}, {}});
   }
-  add(FaultShunt{1.0 / o.rfault}, {{vr(faultBus), vi(faultBus)}, {vr(faultBus), vi(faultBus)}, {}, {}});
-  const PetscInt on = pTon(), off = pToff();
-  addTimeEvent("fault_on", [on](const TimeScalar *p) -> TimeScalar { return p[on]; });
-  addTimeEvent("fault_off", [off](const TimeScalar *p) -> TimeScalar { return p[off]; });
-  addTimeEvent("limiter_check_on", [on](const TimeScalar *p) -> TimeScalar { return p[on]; });
-  addTimeEvent("limiter_check_off", [off](const TimeScalar *p) -> TimeScalar { return p[off]; });
+  PetscCall(addDisturbances());
   PetscCall(setUp());
   PetscFunctionReturn(0);
 }
@@ -398,6 +390,27 @@ PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscRe
   PetscCheck(s.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
              "the initial power flow does not converge for these parameters (mismatch %g after 30 Newton steps)", (double)s.norm);
   PetscFunctionReturn(0);
+}
+
+std::vector<std::string> CaseGrid::supportedModels() { return {"GENCLS", "GENROU", "IEEET1", "TGOV1"}; }
+
+// Mirrors the parameters the power-flow start kernel reads (build(): slack |V| and θ, the PV
+// generators' P and |V|).
+std::string CaseGrid::ineffectiveParameter(PetscInt k) const {
+  const std::string flow = "an output of the power flow, which determines it";
+  if ((k == pTon() || k == pToff()) && (faultFlag_.empty() || std::find(faultFlag_.begin(), faultFlag_.end(), 0) == faultFlag_.end()))
+    return "the run has no bus fault on the command line (an events file or -no_fault replaces it)";
+  for (PetscInt g = 0; g < numGens(); ++g) {
+    if (k == pQ(g)) return "the reactive power of the generator at bus " + std::to_string(gens_[g].busNumber) + " is " + flow + " (set |V| of a PV or slack bus)";
+    if (k == pP(g) && gens_[g].bus == pf_->slack)
+      return "the active power of the slack generator (bus " + std::to_string(gens_[g].busNumber) + ") is " + flow + " (set P of the PV generators)";
+    if (k == pKA(g) && gens_[g].classical) return "the generator at bus " + std::to_string(gens_[g].busNumber) + " is a GENCLS machine without an exciter";
+  }
+  for (PetscInt b = 0; b < numBuses(); ++b) {
+    if (k == pVm(b) && b != pf_->slack && pf_->pvOf[b] < 0) return "|V| of PQ bus " + std::to_string(buses_[b]) + " is " + flow;
+    if (k == pTh(b) && b != pf_->slack) return "the angle of bus " + std::to_string(buses_[b]) + " (not the slack) is " + flow;
+  }
+  return "";
 }
 
 std::string CaseGrid::limiterName(PetscInt l) const {
@@ -420,10 +433,13 @@ PetscErrorCode CaseGrid::transition(const EventId &id, PetscReal t, Vec u, Discr
     d[1 + id.index / 4] = limiterFlagAfter(id.index % 4);
     PetscFunctionReturn(0);
   }
-  switch (id.index) {
-  case 0: d[0] = 1; break;  // fault on
-  case 1: d[0] = 0; break;  // fault off
-  default: {
+  PetscCall(disturbanceTransition(id.index, t, u, d));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode CaseGrid::releaseReversedExciterLimiters(PetscReal t, Vec u, DiscreteState &d) const {
+  PetscFunctionBeginUser;
+  {
     // u is the state after the fault switched and the network was re-solved: an exciter limiter
     // whose free VR' now points back into the band is released (no crossing would report it).
     // The exciters' leave-guards read states only (Vref, KA are states), so p is not needed (the
@@ -436,7 +452,6 @@ PetscErrorCode CaseGrid::transition(const EventId &id, PetscReal t, Vec u, Discr
     for (PetscInt g = 0; g < numGens(); ++g) {
       releaseIfReversed(d[1 + g], all[4 * g + LeaveMax]);  // = the free VR' (same value for LeaveMin)
     }
-  }
   }
   PetscFunctionReturn(0);
 }

@@ -33,8 +33,10 @@
 
 #include <hybridsens/power/case_data.hpp>
 #include <hybridsens/power/dynamic_data.hpp>
+#include <hybridsens/power/grid_events.hpp>
 #include <hybridsens/power/grid_kernels.hpp>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +50,9 @@ struct CaseGridOptions {
   PetscReal rfault = 1e-4;    // fault resistance (pu)
   PetscReal tOn = 1.0, tOff = 1.1;
   bool governors = true;      // use the DYR's TGOV1 records
+  // The disturbances (grid_events.hpp). Empty: the one fault above, unless noDisturbance.
+  std::vector<GridEvent> events;
+  bool noDisturbance = false;  // a flat run: no event at all
 };
 
 class CaseGrid : public LocalKernelModel {
@@ -78,16 +83,33 @@ public:
   PetscInt pVm(PetscInt b) const { return pKA(numGens()) + b; }
   PetscInt pTh(PetscInt b) const { return pVm(numBuses()) + b; }
   PetscInt pR(PetscInt k) const { return pTh(numBuses()) + k; }
-  PetscInt numParams() const { return pR(numGovernors()); }
+  // Then two parameters per event after the first bus fault (which uses t_on, t_off): a fault's
+  // t_on, t_off, a step's time, size (grid_events.cpp).
+  PetscInt pEvent(PetscInt e) const { return pR(numGovernors()) + eventParamOffset_[e]; }
+  PetscInt numParams() const { return pR(numGovernors()) + numEventParams_; }
 
   int genBusNumber(PetscInt g) const { return gens_[g].busNumber; }
+  int busNumber(PetscInt b) const { return buses_[b]; }
   int faultBusNumber() const { return faultBusNumber_; }
   std::string limiterName(PetscInt l) const;
   PetscInt limitedState(PetscInt l) const { return l < numGens() ? gs(l, 8) : gov(l - numGens(), 0); }
+  // The DYR models the builder supports (DyrOptions::models).
+  static std::vector<std::string> supportedModels();
+  // Why parameter k has no effect on the model (empty: it has one): an output of the power flow
+  // (the slack's P, every Q, |V| of PQ buses, θ of every bus but the slack), or the gain of an
+  // exciter that does not exist (a GENCLS). Setting such a parameter would silently do nothing.
+  std::string ineffectiveParameter(PetscInt k) const;
   // The power flow at p in double (the start kernel's first stage): converged, its mismatch.
   PetscErrorCode checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const;
 
-  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters(), 0); }
+  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters() + numExtraFaults_, 0); }
+  // The disturbances applied (after defaults); the parameters holding each one's two times or time and size.
+  const std::vector<GridEvent> &events() const { return events_; }
+  std::pair<PetscInt, PetscInt> eventParameters(PetscInt e) const;
+  // Flag in d of an event's fault (1 while on), or -1 for a step.
+  PetscInt faultFlag(PetscInt e) const { return faultFlag_[e]; }
+  PetscReal inertia(PetscInt g) const { return gens_[g].c.H; }  // H on the system base (s)
+  bool hasReset(const EventId &id) const override;
   std::vector<PetscReal> defaultParameters() const override { return nominal_; }
   std::vector<std::string> parameterNames() const override { return names_; }
   PetscInt numGuards() const override { return 4 * numLimiters(); }
@@ -114,6 +136,14 @@ private:
   PetscInt numLoads() const { return (PetscInt)loads_.size(); }
   PetscInt constStart() const { return 9 * numGens() + 2 * numBuses(); }
   PetscErrorCode build(const NetworkCase &net, const DynamicData &dyn, const CaseGridOptions &options);
+  // grid_events.cpp: the disturbances' parameters (before setSizes), then their kernels and time events.
+  PetscErrorCode planDisturbances(const CaseGridOptions &o, const std::map<int, PetscInt> &busPos, const std::vector<PetscInt> &genOfBus,
+                                   const std::string &caseFile);
+  PetscErrorCode addDisturbances();
+  PetscErrorCode disturbanceTransition(PetscInt timeEvent, PetscReal t, Vec u, DiscreteState &d) const;
+  // An exciter limiter at a bound whose free V_R' now points back into its band is released
+  // (after a network jump or a Vref step: no crossing would report it).
+  PetscErrorCode releaseReversedExciterLimiters(PetscReal t, Vec u, DiscreteState &d) const;
 
   std::vector<Gen> gens_;
   std::vector<Gov> govs_;
@@ -127,6 +157,16 @@ private:
   std::vector<PetscReal> nominal_;
   std::vector<std::string> names_;
   int faultBusNumber_ = 0;
+  std::vector<GridEvent> events_;
+  std::vector<PetscInt> eventParamOffset_, faultFlag_;
+  std::vector<PetscInt> faultBusPos_;  // per event: the faulted bus's position (faults)
+  std::vector<PetscInt> stepRow_, stepGen_;  // per event: the stepped state row and its generator (steps)
+  PetscInt numEventParams_ = 0, numExtraFaults_ = 0;
+  struct TimeAction {
+    enum Kind { FaultOn, FaultOff, Step, LimiterCheck } kind;
+    PetscInt event;
+  };
+  std::vector<TimeAction> timeActions_;  // per time event
 };
 
 // Frequency violation H of generator g (Zhang et al. 2017, eq. 30): σ ∫ max(0, f − f⁺, f⁻ − f)^η dt.
