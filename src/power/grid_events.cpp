@@ -47,7 +47,7 @@ PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::m
   if (!o.noDisturbance) {
     if (o.events.empty()) {  // the command line's fault
       GridEvent f;
-      f.kind = GridEvent::BusFault, f.where = "-fault_bus", f.bus = o.faultBus < 0 ? buses_.back() : o.faultBus, f.r = o.rfault, f.tOn = o.tOn, f.tOff = o.tOff;
+      f.kind = GridEvent::BusFault, f.where = "the fault at bus " + std::to_string(o.faultBus < 0 ? buses_.back() : o.faultBus) + " (-fault_bus)", f.bus = o.faultBus < 0 ? buses_.back() : o.faultBus, f.r = o.rfault, f.tOn = o.tOn, f.tOff = o.tOff;
       PetscCheck(busPos.count(f.bus), world, PETSC_ERR_ARG_OUTOFRANGE, "-fault_bus %d: no such bus in %s", f.bus, caseFile.c_str());
       PetscCheck(o.rfault > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "-rfault must be positive (got %g)", (double)o.rfault);
       events_.push_back(f);
