@@ -117,6 +117,8 @@ int main(int argc, char **argv) {
         dopt.network = &net;
         dopt.skipUnknownModels = skipUnknown;
         dopt.models = grid::CaseGrid::supportedModels();
+        PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-governors", &governors, nullptr));
+        if (!governors) dopt.models.push_back("IEEEG1");  // every governor record is ignored then
         dopt.user = "hybridsens-grid", dopt.skipOption = "-skip_unknown_models";
         PetscCall(readDyr(files[1], dopt, &dyn));
         for (const std::string &line : dyn.skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s\n", line.c_str()));
@@ -266,7 +268,7 @@ int main(int argc, char **argv) {
         if (a == b) continue;
         PetscScalar x;
         PetscCall(globalEntry(r.uplus, G.limitedState(l), &x));
-        const std::string kind = l < G.numGens() ? "VR" : "Pv";
+        const std::string kind = G.limiterIsGovernor(l) ? "Pv" : G.limiterName(l).substr(0, G.limiterName(l).size() - G.genLabel(G.limiterGenerator(l)).size());
         what += "  " + G.limiterName(l) + ((b != 0) ? " hits " : " leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min") + " (" + kind + " = " +
                 std::to_string((double)x) + ")";
       }
@@ -274,12 +276,13 @@ int main(int argc, char **argv) {
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states:\n"));
     for (PetscInt g = 0; g < G.numGens(); ++g) {
-      PetscScalar delta, w, VR;
-      PetscCall(globalEntry(result.finalState(), G.gs(g, 2), &delta));
-      PetscCall(globalEntry(result.finalState(), G.gs(g, 3), &w));
-      PetscCall(globalEntry(result.finalState(), G.gs(g, 8), &VR));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen at bus %d: delta = %.10f  f = %.10f Hz  VR = %.10f\n", G.genBusNumber(g), (double)delta,
-                            (double)(w / (2 * PETSC_PI)), (double)VR));
+      PetscScalar delta, w, VR = 0;
+      PetscCall(globalEntry(result.finalState(), G.deltaRow(g), &delta));
+      PetscCall(globalEntry(result.finalState(), G.omegaRow(g), &w));
+      if (G.regulatorRow(g) >= 0) PetscCall(globalEntry(result.finalState(), G.regulatorRow(g), &VR));
+      // regulator: the exciter's limited state (VR; SEXS: Efd)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen %s (%s): delta = %.10f  f = %.10f Hz  regulator = %s\n", G.genLabel(g).c_str(), G.genModels(g).c_str(),
+                            (double)delta, (double)(w / (2 * PETSC_PI)), G.regulatorRow(g) >= 0 ? std::to_string((double)VR).c_str() : "none"));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                           "costs: H_<bus> frequency violations (f in [%g, %g] Hz, sigma %g, eta %g), coi_spread (rotor-angle spread about the centre of "

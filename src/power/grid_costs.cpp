@@ -38,7 +38,7 @@ RotorAngleSpreadCost::RotorAngleSpreadCost(const CaseGrid &grid) : LocalKernelCo
   for (PetscInt g = 0; g < grid.numGens(); ++g) total += grid.inertia(g);
   RotorAngleSpread k;
   std::vector<PetscInt> deltas;
-  for (PetscInt g = 0; g < grid.numGens(); ++g) k.w.push_back(grid.inertia(g) / total), deltas.push_back(grid.gs(g, 2));
+  for (PetscInt g = 0; g < grid.numGens(); ++g) k.w.push_back(grid.inertia(g) / total), deltas.push_back(grid.deltaRow(g));
   add(k, {deltas, {}, {}, {}});
 }
 

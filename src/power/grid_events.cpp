@@ -39,7 +39,7 @@ struct SetpointStepReset {
 
 } // namespace
 
-PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::map<int, PetscInt> &busPos, const std::vector<PetscInt> &genOfBus,
+PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::map<int, PetscInt> &busPos, const std::vector<std::vector<PetscInt>> &gensAt,
                                            const std::string &caseFile) {
   const MPI_Comm world = PETSC_COMM_WORLD;
   PetscFunctionBeginUser;
@@ -66,10 +66,13 @@ PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::m
       firstFault = false;
       stepRow_.push_back(-1), stepGen_.push_back(-1);
     } else {
-      const PetscInt g = genOfBus[b];
-      PetscCheck(g >= 0, world, PETSC_ERR_ARG_WRONG, "%s: bus %d has no in-service generator whose %s could step", e.where.c_str(), e.bus, e.setpoint.c_str());
-      PetscCheck(e.setpoint != "Vref" || !gens_[g].classical, world, PETSC_ERR_SUP,
-                 "%s: the generator at bus %d is a GENCLS machine without an exciter: it has no Vref to step (a Pref step is possible)", e.where.c_str(), e.bus);
+      PetscCheck(!gensAt[b].empty(), world, PETSC_ERR_ARG_WRONG, "%s: bus %d has no in-service generator whose %s could step", e.where.c_str(), e.bus,
+                 e.setpoint.c_str());
+      PetscCheck(gensAt[b].size() == 1, world, PETSC_ERR_SUP, "%s: bus %d has %zu generators: a step of one of them is not supported yet", e.where.c_str(), e.bus,
+                 gensAt[b].size());
+      const PetscInt g = gensAt[b][0];
+      PetscCheck(e.setpoint != "Vref" || vref(g) >= 0, world, PETSC_ERR_SUP,
+                 "%s: the generator at bus %d (%s) has no exciter: it has no Vref to step (a Pref step is possible)", e.where.c_str(), e.bus, gens_[g].models.c_str());
       faultFlag_.push_back(-1), stepGen_.push_back(g), stepRow_.push_back(-1);  // the row: once the layout is known (addDisturbances)
       numEventParams_ += 2;
     }
@@ -109,7 +112,7 @@ PetscErrorCode CaseGrid::addDisturbances() {
       const PetscInt g = stepGen_[e];
       stepRow_[e] = ev.setpoint == "Vref" ? vref(g) : pm(g);
       add(SetpointStepReset{(PetscInt)timeActions_.size()}, {{stepRow_[e]}, {stepRow_[e]}, {b}, {}});
-      at("step_" + ev.setpoint + std::to_string(gens_[g].busNumber) + "_" + n, a, {TimeAction::Step, e});
+      at("step_" + ev.setpoint + gens_[g].label + "_" + n, a, {TimeAction::Step, e});
       at("limiter_check_step_" + n, a, {TimeAction::LimiterCheck, e});
     }
   }
@@ -130,8 +133,10 @@ PetscErrorCode CaseGrid::disturbanceTransition(PetscInt timeEvent, PetscReal t, 
     // is released then depends on its droop R, a parameter the transition does not see: refuse
     // rather than guess.
     const GridEvent &ev = events_[a.event];
-    const Gen &G = gens_[stepGen_[a.event]];
-    PetscCheck(ev.setpoint != "Pref" || G.governor < 0 || d[1 + numGens() + G.governor] == 0, comm(), PETSC_ERR_SUP,
+    PetscInt valve = -1;  // the governor valve's limiter of the stepped generator
+    for (PetscInt l = 0; l < numLimiters(); ++l)
+      if (limiterIsGovernor(l) && limiterGenerator(l) == stepGen_[a.event]) valve = l;
+    PetscCheck(ev.setpoint != "Pref" || valve < 0 || d[1 + valve] == 0, comm(), PETSC_ERR_SUP,
                "%s: the Pref step at t = %g finds the governor valve of the generator at bus %d held at its limit: a step there is not supported "
                "(move the step or widen VMIN/VMAX)",
                ev.where.c_str(), (double)t, ev.bus);
