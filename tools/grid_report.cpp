@@ -88,6 +88,7 @@ PetscErrorCode GridMonitor::header(bool sensitivities) {
   const auto names = grid_.parameterNames();
   text_ = "time,event";
   for (PetscInt g = 0; g < grid_.numGens(); ++g) text_ += ",f" + grid_.genLabel(g);
+  for (PetscInt g = 0; g < grid_.numGens(); ++g) text_ += ",delta" + grid_.genLabel(g);
   for (PetscInt b = 0; b < grid_.numBuses(); ++b) text_ += ",V" + std::to_string(grid_.busNumber(b));
   for (PetscInt l = 0; l < grid_.numLimiters(); ++l) text_ += "," + grid_.limiterName(l);
   for (const std::string &c : costs_) text_ += "," + c;
@@ -124,6 +125,7 @@ PetscErrorCode GridMonitor::sample(const ForwardSample &s) {
     PetscCall(VecGetArrayRead(gathered_, &u));
     std::string row = number(s.time) + "," + (s.event ? s.event->name : std::string());
     for (PetscInt g = 0; g < grid_.numGens(); ++g) row += "," + number(u[grid_.omegaRow(g)] / (2 * PETSC_PI));
+    for (PetscInt g = 0; g < grid_.numGens(); ++g) row += "," + number(u[grid_.deltaRow(g)]);
     for (PetscInt b = 0; b < grid_.numBuses(); ++b) row += "," + number(std::hypot(u[grid_.vr(b)], u[grid_.vi(b)]));
     for (PetscInt l = 0; l < grid_.numLimiters(); ++l) row += "," + number(u[grid_.limitedState(l)]);
     PetscCall(VecRestoreArrayRead(gathered_, &u));

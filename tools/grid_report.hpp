@@ -1,6 +1,7 @@
 // What hybridsens-grid prints and writes besides the library's JSON summary: the sensitivity
 // table (printed, and as CSV with -grid_csv), the trajectory CSV for scripts/plot_grid.py
-// (-grid_trajectory: frequencies, voltages, limited states, running costs and their running
+// (-grid_trajectory: frequencies f<gen> (Hz), rotor angles delta<gen> (rad), bus voltages V<bus>
+// (pu), limited states (VR<gen>, Pv<gen>), running costs and their running
 // gradients at every step end and event) and the progress line of long runs.
 #pragma once
 
