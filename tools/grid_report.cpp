@@ -124,6 +124,11 @@ PetscErrorCode GridMonitor::sample(const ForwardSample &s) {
     const PetscScalar *u;
     PetscCall(VecGetArrayRead(gathered_, &u));
     std::string row = number(s.time) + "," + (s.event ? s.event->name : std::string());
+    if (s.event)  // the limiter flags the event changed (a check event releases limiters without naming them)
+      for (PetscInt l = 0; l < grid_.numLimiters(); ++l) {
+        const PetscInt before = s.event->before[1 + l], after = s.event->after[1 + l];
+        if (before != after) row += ";" + grid_.limiterName(l) + (after != 0 ? "_hits_" : "_leaves_") + ((after == 1 || before == 1) ? "max" : "min");
+      }
     for (PetscInt g = 0; g < grid_.numGens(); ++g) row += "," + number(u[grid_.omegaRow(g)] / (2 * PETSC_PI));
     for (PetscInt g = 0; g < grid_.numGens(); ++g) row += "," + number(u[grid_.deltaRow(g)]);
     for (PetscInt b = 0; b < grid_.numBuses(); ++b) row += "," + number(std::hypot(u[grid_.vr(b)], u[grid_.vi(b)]));

@@ -2,7 +2,8 @@
 // table (printed, and as CSV with -grid_csv), the trajectory CSV for scripts/plot_grid.py
 // (-grid_trajectory: frequencies f<gen> (Hz), rotor angles delta<gen> (rad), bus voltages V<bus>
 // (pu), limited states (VR<gen>, Pv<gen>), running costs and their running
-// gradients at every step end and event) and the progress line of long runs.
+// gradients at every step end and event; the event column names the event and, after ";", each
+// limiter flag it changed, e.g. "limiter_check_off;VR3_leaves_max") and the progress line of long runs.
 #pragma once
 
 #include <hybridsens/hybridsens.hpp>
