@@ -15,8 +15,9 @@ Checks:
     sum_b max(0, 0.9 - |V_b|)^2 over the trajectory CSV's rows, to <= 1e-9 relative;
     must-fail: equal inertia weights instead of H_g / sum H give a visibly different integral;
   * the sensitivity CSV holds the same numbers as the JSON summary (exactly, 17 digits);
-  * events file: a second fault and a Vref and a Pref step: adjoint = forward <= 1e-12, central
-    differences <= 1e-6 for the second fault's t_off, both steps' sizes and the Vref step's time;
+  * events file: a second fault, a Vref and a Pref step and a line trip: adjoint = forward <= 1e-12,
+    central differences <= 1e-6 for the second fault's t_off, both steps' sizes, the Vref step's
+    time and the trip's time;
     the Vref step raises |V| of its bus; must-fail: without the event-time terms
     (-hs_test_drop_event_time_term) the fault-time gradient of voltage_dip is off by far more
     than 1e-6, without the reset terms (-hs_test_drop_reset_terms) the step sizes' gradients are;
@@ -170,13 +171,14 @@ json.dump({"events": [
     {"type": "bus_fault", "bus": 9, "t_on": 1.0025, "t_off": 1.1025},
     {"type": "bus_fault", "bus": 6, "t_on": 2.0075, "t_off": 2.0575, "r": 0.01},
     {"type": "setpoint_step", "bus": 2, "setpoint": "Vref", "time": 3.0035, "size": 0.03},
-    {"type": "setpoint_step", "bus": 3, "setpoint": "Pref", "time": 3.5055, "size": 0.05}]}, open(events, "w"))
+    {"type": "setpoint_step", "bus": 3, "setpoint": "Pref", "time": 3.5055, "size": 0.05},
+    {"type": "line_trip", "from": 5, "to": 7, "time": 4.0045}]}, open(events, "w"))
 ev = run(["-hs_adjoint", "-hs_forward", "-grid_trajectory", os.path.join(d, "t.csv")], [events], tmp=d)
 names = ev["parameter_names"]
-check(names[-6:] == ["fault2_t_on", "fault2_t_off", "step3_t", "step3_size", "step4_t", "step4_size"] and "t_on" in names,
-      f"events file: parameters t_on, t_off, {', '.join(names[-6:])}")
+check(names[-7:] == ["fault2_t_on", "fault2_t_off", "step3_t", "step3_size", "step4_t", "step4_size", "trip5_t"] and "t_on" in names,
+      f"events file: parameters t_on, t_off, {', '.join(names[-7:])}")
 fired = [e["guard"] for e in ev["events"]]
-check(all(n in fired for n in ("fault_on", "fault_off", "fault_on_2", "fault_off_2", "step_Vref2_3", "step_Pref3_4")),
+check(all(n in fired for n in ("fault_on", "fault_off", "fault_on_2", "fault_off_2", "step_Vref2_3", "step_Pref3_4", "line_trip_5_7_5")),
       f"events file: all disturbances fired ({len(fired)} events)")
 worst = max(row_rel(a, f) for a, f in zip(ev["gradient"]["p"], ev["forward_gradient"]["p"]) if max(abs(x) for x in a) > 0)
 check(worst <= 1e-12, f"events file: adjoint = forward for every cost to {worst:.1e} <= 1e-12")
@@ -190,9 +192,10 @@ json.dump({"events": [
     {"type": "bus_fault", "bus": 9, "t_on": 1.0025, "t_off": 1.1025},
     {"type": "bus_fault", "bus": 6, "t_on": 2.0075, "t_off": 2.0575, "r": 0.01},
     {"type": "setpoint_step", "bus": 2, "setpoint": "Vref", "time": 3.0035, "size": 0.03},
-    {"type": "setpoint_step", "bus": 3, "setpoint": "Pref", "time": 3.5055, "size": 0.05}]}, open(os.path.join(d, "events.json"), "w"))
+    {"type": "setpoint_step", "bus": 3, "setpoint": "Pref", "time": 3.5055, "size": 0.05},
+    {"type": "line_trip", "from": 5, "to": 7, "time": 4.0045}]}, open(os.path.join(d, "events.json"), "w"))
 files = [os.path.join(d, "events.json")]
-check_fd("events file", ["-hs_adjoint"], files, ev, ["coi_spread", "voltage_dip", "H3"], ["fault2_t_off", "step3_size", "step3_t", "step4_size"])
+check_fd("events file", ["-hs_adjoint"], files, ev, ["coi_spread", "voltage_dip", "H3"], ["fault2_t_off", "step3_size", "step3_t", "step4_size", "trip5_t"])
 
 # ---- must-fail: the jump terms ----------------------------------------------------------------
 k = ev["costs"].index("voltage_dip")

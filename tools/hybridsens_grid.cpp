@@ -56,7 +56,7 @@ static PetscErrorCode helpWithoutCase() {
                         "  -P<bus>: active power of a PV generator (pu; the slack's is an output of the power flow)\n"
                         "  -Vm<bus>: |V| of the slack and PV buses (pu); -th<bus>: angle of the slack bus (rad)\n"
                         "  -KA<bus>: IEEET1 exciter gain; -R<bus>: TGOV1 droop (pu on the system base)\n"
-                        "  -t_on, -t_off: the fault's times (s); events file: -fault<n>_t_on, -fault<n>_t_off, -step<n>_t, -step<n>_size\n"
+                        "  -t_on, -t_off: the fault's times (s); events file: -fault<n>_t_on, -fault<n>_t_off, -step<n>_t, -step<n>_size, -trip<n>_t\n"
                         "  (Q<bus>, the slack's P and the other voltages are outputs of the power flow: setting them is refused)\n"));
   SmallModel standIn(1);
   standIn.x0 = {0.0};
@@ -257,6 +257,8 @@ int main(int argc, char **argv) {
       const auto [a, b] = G.eventParameters(e);
       if (ev.kind == grid::GridEvent::BusFault)
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  fault at bus %d (r = %g pu) on [%g, %g]\n", ev.bus, (double)ev.r, (double)p[a], (double)p[b]));
+      else if (ev.kind == grid::GridEvent::LineTrip)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  trip of the branch %d-%d%s at t = %g\n", ev.from, ev.to, ev.circuit.empty() ? "" : (" '" + ev.circuit + "'").c_str(), (double)p[a]));
       else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s step of the generator at bus %d by %g at t = %g\n", ev.setpoint.c_str(), ev.bus, (double)p[b], (double)p[a]));
     }
     if (G.events().empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  none (-no_fault)\n"));

@@ -529,7 +529,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   for (PetscInt k = 0; k < numGovernors(); ++k) limiters_.push_back({"Pv" + gens_[govs_[k].gen].label, govs_[k].gen, gov(k, 0), true});
 
   // The disturbances: faults and setpoint steps (grid_events.cpp; their flags follow the limiters').
-  PetscCall(planDisturbances(o, busPos, gensAt, net.file));
+  PetscCall(planDisturbances(o, busPos, gensAt, net));
 
   // Parameters: nominal values and names.
   nominal_.assign(numParams(), 0.0), names_.assign(numParams(), "");

@@ -2,13 +2,15 @@
 // transitions.
 //
 // Parameters: the first bus fault uses t_on, t_off (the command line's fault); every other event
-// adds two after the governors' droops: a fault fault<n>_t_on, fault<n>_t_off, a setpoint step
-// step<n>_t, step<n>_size (n: the entry's position in the events file). Discrete state: the first
-// fault's flag is d[0], the others' follow the limiters' flags. Time events, per event in order:
+// adds its own after the governors' droops: a fault fault<n>_t_on, fault<n>_t_off, a setpoint step
+// step<n>_t, step<n>_size, a line trip trip<n>_t (n: the entry's position in the events file).
+// Discrete state: the first fault's flag is d[0], the other faults' and the trips' follow the
+// limiters' flags. Time events, per event in order:
 // a fault's on and off switches, then a limiter check at each instant (after the network was
 // re-solved: release exciter limiters whose free rate now points back into the band); a step's
 // reset (u⁺ = u⁻ + size on the Vref or Pm row), then a limiter check. Simultaneous time events
 // are taken in this order, so a check always sees the state after the switch it follows.
+#include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_grid.hpp>
 
 namespace hybridsens {
@@ -28,6 +30,19 @@ struct SwitchedFault {
   }
 };
 
+// A tripped branch: while its flag is 1, its admittance entry Y_ij V_j is taken out of bus i's
+// balance again (the rows of Admittance in grid_kernels.hpp, negated).
+struct TrippedAdmittance {
+  static constexpr int numReads = 2, numWrites = 2, numParams = 0;
+  PetscReal G, B;
+  PetscInt flag;
+  template <class S> void residual(S, const S *u, const S *, const DiscreteState &d, S *f) const {
+    if (d[flag] != 1) return;
+    f[0] = -(B * u[0] + G * u[1]);
+    f[1] = -(G * u[0] - B * u[1]);
+  }
+};
+
 // A setpoint step: at its time event the stepped constant state (Vref or Pm) jumps by the size parameter.
 struct SetpointStepReset {
   static constexpr int numReads = 1, numWrites = 1, numParams = 1;
@@ -40,7 +55,8 @@ struct SetpointStepReset {
 } // namespace
 
 PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::map<int, PetscInt> &busPos, const std::vector<std::vector<PetscInt>> &gensAt,
-                                           const std::string &caseFile) {
+                                           const NetworkCase &net) {
+  const std::string &caseFile = net.file;
   const MPI_Comm world = PETSC_COMM_WORLD;
   PetscFunctionBeginUser;
   events_.clear();
@@ -56,13 +72,41 @@ PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::m
   bool firstFault = true;
   faultBusNumber_ = 0;
   for (const GridEvent &e : events_) {
+    eventParamOffset_.push_back(numEventParams_);
+    tripEntries_.emplace_back();
+    if (e.kind == GridEvent::LineTrip) {
+      // The branch: a line or a transformer between the two buses (either direction) with that circuit id.
+      NetworkCase one = net;  // the same buses, only the tripped branch: its admittance entries
+      one.branches.clear(), one.transformers.clear(), one.fixedShunts.clear(), one.switchedShunts.clear();
+      PetscInt matches = 0;
+      auto same = [&](int from, int to, const std::string &ckt, bool inService) {
+        auto trim = [](std::string s) {
+          while (!s.empty() && s.back() == ' ') s.pop_back();
+          while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+          return s;
+        };
+        return inService && ((from == e.from && to == e.to) || (from == e.to && to == e.from)) && (e.circuit.empty() || trim(ckt) == trim(e.circuit));
+      };
+      for (const Branch &br : net.branches)
+        if (same(br.from, br.to, br.circuit, br.inService)) one.branches.push_back(br), ++matches;
+      for (const Transformer &t : net.transformers)
+        if (same(t.from, t.to, t.circuit, t.inService)) one.transformers.push_back(t), ++matches;
+      PetscCheck(matches > 0, world, PETSC_ERR_ARG_WRONG, "%s: no in-service line or transformer between buses %d and %d%s in %s", e.where.c_str(), e.from, e.to,
+                 e.circuit.empty() ? "" : (" with circuit '" + e.circuit + "'").c_str(), caseFile.c_str());
+      PetscCheck(matches == 1, world, PETSC_ERR_ARG_WRONG, "%s: %" PetscInt_FMT " branches connect buses %d and %d: give \"circuit\" to say which one trips",
+                 e.where.c_str(), matches, e.from, e.to);
+      PetscCall(admittanceMatrix(one, &tripEntries_.back()));
+      faultBusPos_.push_back(-1), stepRow_.push_back(-1), stepGen_.push_back(-1);
+      faultFlag_.push_back(1 + numLimiters() + numExtraFlags_++);
+      numEventParams_ += 1;
+      continue;
+    }
     PetscCheck(busPos.count(e.bus), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: bus %d does not exist in %s", e.where.c_str(), e.bus, caseFile.c_str());
     const PetscInt b = busPos.at(e.bus);
     faultBusPos_.push_back(e.kind == GridEvent::BusFault ? b : -1);
-    eventParamOffset_.push_back(numEventParams_);
     if (e.kind == GridEvent::BusFault) {
       if (firstFault) faultFlag_.push_back(0), faultBusNumber_ = e.bus;
-      else faultFlag_.push_back(1 + numLimiters() + numExtraFaults_++), numEventParams_ += 2;
+      else faultFlag_.push_back(1 + numLimiters() + numExtraFlags_++), numEventParams_ += 2;
       firstFault = false;
       stepRow_.push_back(-1), stepGen_.push_back(-1);
     } else {
@@ -81,6 +125,7 @@ PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::m
 }
 
 std::pair<PetscInt, PetscInt> CaseGrid::eventParameters(PetscInt e) const {
+  if (events_[e].kind == GridEvent::LineTrip) return {pEvent(e), -1};  // its time only
   if (faultFlag_[e] == 0) return {pTon(), pToff()};
   return {pEvent(e), pEvent(e) + 1};
 }
@@ -95,7 +140,13 @@ PetscErrorCode CaseGrid::addDisturbances() {
       addTimeEvent(std::move(name), [param](const TimeScalar *p) -> TimeScalar { return p[param]; });
       timeActions_.push_back(action);
     };
-    if (ev.kind == GridEvent::BusFault) {
+    if (ev.kind == GridEvent::LineTrip) {
+      nominal_[a] = ev.time, names_[a] = "trip" + n + "_t";
+      for (const AdmittanceEntry &y : tripEntries_[e])
+        add(TrippedAdmittance{y.y.real(), y.y.imag(), faultFlag_[e]}, {{vr((PetscInt)y.j), vi((PetscInt)y.j)}, {vr((PetscInt)y.i), vi((PetscInt)y.i)}, {}, {}});
+      at("line_trip_" + std::to_string(ev.from) + "_" + std::to_string(ev.to) + "_" + n, a, {TimeAction::Trip, e});
+      at("limiter_check_trip_" + n, a, {TimeAction::LimiterCheck, e});
+    } else if (ev.kind == GridEvent::BusFault) {
       nominal_[a] = ev.tOn, nominal_[b] = ev.tOff;
       const bool first = faultFlag_[e] == 0;
       if (!first) names_[a] = "fault" + n + "_t_on", names_[b] = "fault" + n + "_t_off";
@@ -128,6 +179,7 @@ PetscErrorCode CaseGrid::disturbanceTransition(PetscInt timeEvent, PetscReal t, 
   switch (a.kind) {
   case TimeAction::FaultOn: d[faultFlag_[a.event]] = 1; break;
   case TimeAction::FaultOff: d[faultFlag_[a.event]] = 0; break;
+  case TimeAction::Trip: d[faultFlag_[a.event]] = 1; break;
   case TimeAction::Step: {
     // A Pm step moves the governor's free valve rate at once; whether a valve held at its limit
     // is released then depends on its droop R, a parameter the transition does not see: refuse

@@ -68,14 +68,17 @@ std::vector<GridEvent> parse(const std::string &path) {
     std::string where = path + ": entry " + std::to_string(i + 1);
     if (!e.is_object()) throw EventsFileError(where + ": must be an object {\"type\": ..., ...}");
     if (!e.contains("type") || !e.at("type").is_string())
-      throw EventsFileError(where + ": needs \"type\": \"bus_fault\" or \"setpoint_step\"");
+      throw EventsFileError(where + ": needs \"type\": \"bus_fault\", \"setpoint_step\" or \"line_trip\"");
     const std::string type = e.at("type").get<std::string>();
     where += " (" + type + ")";
     GridEvent ev;
     ev.where = where, ev.entry = (PetscInt)i + 1;
-    const PetscReal bus = number(e, where, "bus");
-    if (bus != std::floor(bus) || bus < 1 || bus > 1e9) throw EventsFileError(where + ": \"bus\" must be a positive bus number (got " + e.at("bus").dump() + ")");
-    ev.bus = (int)bus;
+    auto busNumber = [&](const char *key) {
+      const PetscReal bus = number(e, where, key);
+      if (bus != std::floor(bus) || bus < 1 || bus > 1e9) throw EventsFileError(where + ": \"" + key + "\" must be a positive bus number (got " + e.at(key).dump() + ")");
+      return (int)bus;
+    };
+    if (type != "line_trip") ev.bus = busNumber("bus");
     if (type == "bus_fault") {
       onlyKeys(e, where, {"type", "bus", "t_on", "t_off", "r"});
       ev.kind = GridEvent::BusFault;
@@ -92,10 +95,19 @@ std::vector<GridEvent> parse(const std::string &path) {
       ev.setpoint = e.at("setpoint").get<std::string>();
       ev.time = number(e, where, "time"), ev.size = number(e, where, "size");
       if (!(ev.time > 0)) throw EventsFileError(where + ": \"time\" must be after the start t = 0");
-    } else if (type == "line_trip" || type == "generator_trip") {
-      throw EventsFileError(where + ": not supported yet (supported types: bus_fault, setpoint_step)");
+    } else if (type == "line_trip") {
+      onlyKeys(e, where, {"type", "from", "to", "circuit", "time"});
+      ev.kind = GridEvent::LineTrip;
+      ev.from = busNumber("from"), ev.to = busNumber("to"), ev.time = number(e, where, "time");
+      if (e.contains("circuit")) {
+        if (!e.at("circuit").is_string()) throw EventsFileError(where + ": \"circuit\" must be a string such as \"1\"");
+        ev.circuit = e.at("circuit").get<std::string>();
+      }
+      if (!(ev.time > 0)) throw EventsFileError(where + ": \"time\" must be after the start t = 0");
+    } else if (type == "generator_trip") {
+      throw EventsFileError(where + ": not supported yet (supported types: bus_fault, setpoint_step, line_trip)");
     } else {
-      throw EventsFileError(where + ": unknown type (supported: bus_fault, setpoint_step)");
+      throw EventsFileError(where + ": unknown type (supported: bus_fault, setpoint_step, line_trip)");
     }
     out.push_back(ev);
   }

@@ -94,4 +94,8 @@ CASES = [
     Case("grid_events_after_horizon", TOOL, [RAW, DYR, events("after_horizon.json")],
          error=r"after_horizon.json: entry 1 \(bus_fault\): the disturbance \(-t_off 7\.?\) must be applied and cleared before the final time", area="grid"),
     Case("grid_events_empty", TOOL, [RAW, DYR, events("empty.json")], error=r"empty.json: no events \(for a run without a disturbance use -no_fault\)", area="grid"),
+    Case("grid_events_trip_no_branch", TOOL, [RAW, DYR, events("trip_no_branch.json")],
+         error=r"trip_no_branch.json: entry 1 \(line_trip\): no in-service line or transformer between buses 4 and 9", area="grid"),
+    Case("grid_events_generator_trip", TOOL, [RAW, DYR, events("generator_trip.json")],
+         error=r"generator_trip.json: entry 1 \(generator_trip\): not supported yet", area="grid"),
 ]

@@ -37,6 +37,7 @@
 // band after the network jump is released).
 #pragma once
 
+#include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_data.hpp>
 #include <hybridsens/power/dynamic_data.hpp>
 #include <hybridsens/power/grid_events.hpp>
@@ -102,8 +103,8 @@ public:
   PetscInt pVm(PetscInt b) const { return pToff() + 1 + numGains_ + b; }
   PetscInt pTh(PetscInt b) const { return pVm(numBuses()) + b; }
   PetscInt pR(PetscInt k) const { return pTh(numBuses()) + k; }
-  // Then two parameters per event after the first bus fault (which uses t_on, t_off): a fault's
-  // t_on, t_off, a step's time, size (grid_events.cpp).
+  // Then the parameters of every event after the first bus fault (which uses t_on, t_off): a
+  // fault's t_on, t_off, a step's time, size, a line trip's time (grid_events.cpp).
   PetscInt pEvent(PetscInt e) const { return pR(numGovernors()) + eventParamOffset_[e]; }
   PetscInt numParams() const { return pR(numGovernors()) + numEventParams_; }
 
@@ -125,11 +126,11 @@ public:
   // The power flow at p in double (the start kernel's first stage): converged, its mismatch.
   PetscErrorCode checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const;
 
-  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters() + numExtraFaults_, 0); }
+  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters() + numExtraFlags_, 0); }
   // The disturbances applied (after defaults); the parameters holding each one's two times or time and size.
   const std::vector<GridEvent> &events() const { return events_; }
   std::pair<PetscInt, PetscInt> eventParameters(PetscInt e) const;
-  // Flag in d of an event's fault (1 while on), or -1 for a step.
+  // Flag in d of an event's fault (1 while on) or line trip (1 once tripped), or -1 for a step.
   PetscInt faultFlag(PetscInt e) const { return faultFlag_[e]; }
   PetscReal inertia(PetscInt g) const { return gens_[g].m.H; }  // H on the system base (s)
   bool hasReset(const EventId &id) const override;
@@ -180,7 +181,7 @@ private:
   PetscErrorCode build(const NetworkCase &net, const DynamicData &dyn, const CaseGridOptions &options);
   // grid_events.cpp: the disturbances' parameters (before setSizes), then their kernels and time events.
   PetscErrorCode planDisturbances(const CaseGridOptions &o, const std::map<int, PetscInt> &busPos, const std::vector<std::vector<PetscInt>> &gensAt,
-                                   const std::string &caseFile);
+                                   const NetworkCase &net);
   PetscErrorCode addDisturbances();
   PetscErrorCode disturbanceTransition(PetscInt timeEvent, PetscReal t, Vec u, DiscreteState &d) const;
   // An exciter limiter at a bound whose free V_R' now points back into its band is released
@@ -208,9 +209,10 @@ private:
   std::vector<PetscInt> eventParamOffset_, faultFlag_;
   std::vector<PetscInt> faultBusPos_;  // per event: the faulted bus's position (faults)
   std::vector<PetscInt> stepRow_, stepGen_;  // per event: the stepped state row and its generator (steps)
-  PetscInt numEventParams_ = 0, numExtraFaults_ = 0;
+  PetscInt numEventParams_ = 0, numExtraFlags_ = 0;  // flags after the limiters': faults after the first, line trips
+  std::vector<std::vector<AdmittanceEntry>> tripEntries_;  // per event: the tripped branch's admittance entries
   struct TimeAction {
-    enum Kind { FaultOn, FaultOff, Step, LimiterCheck } kind;
+    enum Kind { FaultOn, FaultOff, Step, Trip, LimiterCheck } kind;
     PetscInt event;
   };
   std::vector<TimeAction> timeActions_;  // per time event
