@@ -32,9 +32,10 @@
 // their bus number ("P2", "KA3", "R2"), or bus_id where a bus has several ("P1034_2"); buses by
 // number ("Vm9", "th1").
 // Discrete state: d[0] fault on, d[1 + ℓ] limiter ℓ (exciter limiters in generator order, then
-// governor valves); guards 4ℓ + GuardKind. Time events as examples/wecc9: fault on/off, then
-// the limiter checks at both instants (an exciter limiter whose free rate points back into its
-// band after the network jump is released).
+// governor valves), then the flags of further faults and line trips; guards 4ℓ + GuardKind.
+// Time events: those of the disturbances (grid_events.hpp, grid_events.cpp); for the command
+// line's fault as examples/wecc9: fault on/off, then the limiter checks at both instants (an
+// exciter limiter whose free rate points back into its band after the network jump is released).
 #pragma once
 
 #include <hybridsens/power/admittance.hpp>
