@@ -678,7 +678,7 @@ std::vector<std::string> CaseGrid::supportedModels() { return {"GENCLS", "GENROU
 std::string CaseGrid::ineffectiveParameter(PetscInt k) const {
   const std::string flow = "an output of the power flow, which determines it";
   if ((k == pTon() || k == pToff()) && std::find(faultFlag_.begin(), faultFlag_.end(), 0) == faultFlag_.end())
-    return "the run has no bus fault on the command line (an events file or -no_fault replaces it)";
+    return "the run has no bus fault that uses it (-no_fault, or an events file without a bus_fault)";
   for (PetscInt g = 0; g < numGens(); ++g) {
     if (k == pQ(g)) return "the reactive power of generator " + gens_[g].label + " is " + flow + " (set |V| of a PV or slack bus)";
     if (k == pP(g) && gens_[g].bus == pf_->slack)
