@@ -54,9 +54,8 @@ int main(int argc, char **argv) {
   {
     PetscBool helpAsked = PETSC_FALSE;  // -help prints the usage line (help[]) and the options
     PetscCall(PetscOptionsHasName(nullptr, nullptr, "-help", &helpAsked));
-    PetscCheck(files.size() == 2 || (files.empty() && helpAsked), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
-               "hybridsens-grid: usage: hybridsens-grid CASE.raw CASE.dyr [options] (got %zu file arguments; the dynamic data CASE.dyr is needed, an events "
-               "file is not supported yet)",
+    PetscCheck(files.size() == 1 || files.size() == 2 || (files.empty() && helpAsked), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+               "hybridsens-grid: usage: hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [options] (got %zu file arguments; an events file is not supported yet)",
                files.size());
     NetworkCase net;
     DynamicData dyn;
@@ -70,17 +69,30 @@ int main(int argc, char **argv) {
       OptionReader r(PetscOptionsObject);
       PetscCall(r.boolean("-skip_unknown_models", "skip DYR records of models the reader does not know (listed), instead of refusing the file", &skipUnknown));
       if (!files.empty()) {
-        PetscCall(readRaw(files[0], &net));
+        const std::string &c = files[0];
+        const bool matpower = c.size() > 2 && c.compare(c.size() - 2, 2, ".m") == 0;  // MATPOWER case file; anything else is read as RAW
+        PetscCall(matpower ? readMatpower(c, &net) : readRaw(c, &net));
         DyrOptions dopt;
         dopt.network = &net;
         dopt.skipUnknownModels = skipUnknown;
-        PetscCall(readDyr(files[1], dopt, &dyn));
+        if (files.size() == 2) PetscCall(readDyr(files[1], dopt, &dyn));
         for (const std::string &line : dyn.skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s\n", line.c_str()));
         if (!net.buses.empty()) faultBus = net.buses.back().number;
       }
       PetscCall(r.integer("-fault_bus", "bus number of the three-phase fault (default: the last bus of the RAW file)", &faultBus, 1, PETSC_MAX_INT));
       PetscCall(r.real("-rfault", "fault resistance (pu)", &o.rfault, Range::positive()));
       PetscCall(r.boolean("-governors", "use the TGOV1 records of the DYR file", &governors));
+      // Generators without a machine record: refused unless a generic model is chosen (never a silent default).
+      PetscInt generic = 0;
+      PetscBool genericSet = PETSC_FALSE;
+      PetscCall(r.choice("-generic_machine", "model of generators without a DYR machine record (default: refuse them)", {"none", "gencls"}, &generic, &genericSet));
+      if (genericSet && generic == 1) o.genericMachine = "gencls";
+      PetscBool hSet = PETSC_FALSE, dSet = PETSC_FALSE, xSet = PETSC_FALSE;
+      PetscCall(r.real("-generic_H", "generic GENCLS: inertia H (s, on the generator's MBASE)", &o.genericH, Range::positive(), &hSet));
+      PetscCall(r.real("-generic_D", "generic GENCLS: damping D (pu power per pu speed, on MBASE)", &o.genericD, Range::nonNegative(), &dSet));
+      PetscCall(r.real("-generic_Xdp", "generic GENCLS: transient reactance X'd (pu on MBASE)", &o.genericXdp, Range::positive(), &xSet));
+      PetscCheck(o.genericMachine == "gencls" || !(hSet || dSet || xSet), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+                 "hybridsens-grid: -generic_H, -generic_D and -generic_Xdp set the generic machine: they need -generic_machine gencls");
       PetscCall(r.real("-freq_max", "upper frequency limit f+ of the violation metric (Hz)", &fmax, Range::positive()));
       PetscCall(r.real("-freq_min", "lower frequency limit f- of the violation metric (Hz)", &fmin, Range::positive()));
       PetscCall(r.real("-sigma", "weight sigma of the violation metric", &sigma, Range::nonNegative()));
@@ -132,6 +144,9 @@ int main(int argc, char **argv) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s (%s), %" PetscInt_FMT " buses, %" PetscInt_FMT " generators, %" PetscInt_FMT
                                             " governors, %" PetscInt_FMT " states; power flow mismatch %.2e\n",
                           net.file.c_str(), net.format.c_str(), G.numBuses(), G.numGens(), G.numGovernors(), G.numStates(), (double)mismatch));
+    if (G.numGeneric() > 0)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %" PetscInt_FMT " generators without a machine record use the generic GENCLS (H %g s, D %g, X'd %g pu on MBASE)\n",
+                            G.numGeneric(), (double)o.genericH, (double)o.genericD, (double)o.genericXdp));
 
     for (auto &c : costs) solver.addCost(*c);
     PetscCall(solver.setParameters(p));

@@ -1,6 +1,7 @@
 #include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_grid.hpp>
 #include <hybridsens/power/newton.hpp>
+#include <hybridsens/vec_entry.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -529,9 +530,13 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     if (G.exciter == ExciterKind::DC) G.dc.lim.flag = flag;
     if (G.exciter == ExciterKind::SEXS) G.sexs.lim.flag = flag;
     G.gain = numGains_++;
-    limiters_.push_back({(G.exciter == ExciterKind::SEXS ? "EFD" : "VR") + G.label, g, G.rows.vr, false});
+    const NonWindupLimiter band = G.exciter == ExciterKind::DC     ? G.dc.lim
+                                  : G.exciter == ExciterKind::SEXS ? G.sexs.lim
+                                                                   : NonWindupLimiter{G.legacy.VRmin, G.legacy.VRmax, flag};
+    limiters_.push_back({(G.exciter == ExciterKind::SEXS ? "EFD" : "VR") + G.label, g, G.rows.vr, false, band.lo, band.hi});
   }
-  for (PetscInt k = 0; k < numGovernors(); ++k) limiters_.push_back({"Pv" + gens_[govs_[k].gen].label, govs_[k].gen, gov(k, 0), true});
+  for (PetscInt k = 0; k < numGovernors(); ++k)
+    limiters_.push_back({"Pv" + gens_[govs_[k].gen].label, govs_[k].gen, gov(k, 0), true, govs_[k].k * govs_[k].c.Vmin, govs_[k].k * govs_[k].c.Vmax});
 
   // Parameters: nominal values and names.
   nominal_.assign(numParams(), 0.0), names_.assign(numParams(), "");
@@ -675,6 +680,18 @@ PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscRe
   *mismatch = s.norm;
   PetscCheck(s.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
              "the initial power flow does not converge for these parameters (mismatch %g after 30 Newton steps)", (double)s.norm);
+  Vec u0;
+  PetscCall(VecCreateMPI(comm(), ownershipEnd() - ownershipBegin(), PETSC_DETERMINE, &u0));
+  PetscCall(initialState(ModeContext{p, initialDiscreteState()}, u0));
+  for (PetscInt l = 0; l < numLimiters(); ++l) {
+    PetscScalar x;
+    PetscCall(globalEntry(u0, limiters_[l].row, &x));
+    PetscCheck(x >= limiters_[l].lo && x <= limiters_[l].hi, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "generator %s (%s): the start needs %s = %g, outside its limiter's band [%g, %g]: the case cannot start at rest with these data",
+               genLabel(limiters_[l].gen).c_str(), genModels(limiters_[l].gen).c_str(), limiters_[l].name.c_str(), (double)x, (double)limiters_[l].lo,
+               (double)limiters_[l].hi);
+  }
+  PetscCall(VecDestroy(&u0));
   PetscFunctionReturn(0);
 }
 

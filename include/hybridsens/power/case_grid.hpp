@@ -107,7 +107,9 @@ public:
   PetscInt limitedState(PetscInt l) const { return limiters_[l].row; }
   PetscInt limiterGenerator(PetscInt l) const { return limiters_[l].gen; }
   bool limiterIsGovernor(PetscInt l) const { return limiters_[l].governor; }
-  // The power flow at p in double (the start kernel's first stage): converged, its mismatch.
+  // The power flow at p in double (the start kernel's first stage): converged, its mismatch;
+  // and every limited state of the start inside its limiter's band (a start beyond a limit
+  // would not be at rest: refused naming the limiter, its value and band). Collective.
   PetscErrorCode checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const;
 
   DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters(), 0); }
@@ -149,6 +151,7 @@ public:
     std::string name;
     PetscInt gen, row;
     bool governor;
+    PetscReal lo, hi;  // its band (system-base units for a governor valve)
   };
   struct PowerFlowData;  // the power-flow problem (case_grid.cpp)
 
