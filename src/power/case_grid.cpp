@@ -316,8 +316,10 @@ PetscErrorCode CaseGrid::addGenerator(const NetworkCase &net, const Generator &g
                    "%s: subtransient time constants T''do = %g, T''qo = %g: both must be positive (or, GENROU only, both 0 for the two-axis machine)",
                    recordText(r).c_str(), m.Tdopp, m.Tqopp);
         const double xl = r.param("Xl"), xpp = r.param("Xdpp"), xdp = r.param("Xdp");
-        PetscCheck(xl >= 0 && xl < xpp && xpp < xdp && (salient ? xpp < r.param("Xq") : xpp < r.param("Xqp")), world, PETSC_ERR_ARG_OUTOFRANGE,
-                   "%s: needs 0 <= Xl < X''d < X'd and X''d < %s (got Xl %g, X''d %g, X'd %g)", recordText(r).c_str(), salient ? "Xq" : "X'q", xl, xpp, xdp);
+        // The γ factors divide by X'd − Xl (and X'q − Xl); Xl = X'' (γd1 = 0) and X'' = X'd (γd2 = 0) are valid limits.
+        PetscCheck(xl >= 0 && xl <= xpp && xpp <= xdp && xl < xdp && (salient || (xpp <= r.param("Xqp") && xl < r.param("Xqp"))), world,
+                   PETSC_ERR_ARG_OUTOFRANGE, "%s: needs 0 <= Xl <= X''d <= X'd with Xl < X'd%s (got Xl %g, X''d %g, X'd %g)", recordText(r).c_str(),
+                   salient ? "" : ", X''d <= X'q and Xl < X'q", xl, xpp, xdp);
         PetscCheck(m.sat.through(1.0, S1, 1.2, 1.2 * S12) && (m.sat.none() || m.sat.A > 0), world, PETSC_ERR_ARG_OUTOFRANGE,
                    "%s: saturation S(1.0) = %g, S(1.2) = %g does not define PSS/E's quadratic curve B (x - A)^2 with 0 < A < 1 (need 0 <= S(1.0) < 1.2 S(1.2))",
                    recordText(r).c_str(), S1, S12);
@@ -467,8 +469,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
       PetscCheck(pf->slack < 0, world, PETSC_ERR_SUP, "%s: a second slack bus (%d): the grid model's power flow needs exactly one", bus.where.str().c_str(), bus.number);
       PetscCheck(!gensAt[b].empty(), world, PETSC_ERR_ARG_WRONG, "%s: slack bus %d has no in-service generator", bus.where.str().c_str(), bus.number);
       pf->slack = b;
-    } else if (bus.type == BusType::PV) {
-      PetscCheck(!gensAt[b].empty(), world, PETSC_ERR_ARG_WRONG, "%s: PV bus %d has no in-service generator", bus.where.str().c_str(), bus.number);
+    } else if (bus.type == BusType::PV && !gensAt[b].empty()) {  // a PV bus without an in-service generator is a PQ bus (as PSS/E solves it)
       pf->pvOf[b] = (PetscInt)pf->pvBus.size();
       pf->pvBus.push_back(b);
     }
