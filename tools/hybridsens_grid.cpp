@@ -1,8 +1,8 @@
 // hybridsens-grid — transient stability of a power-system case with exact sensitivities.
 //
-//   hybridsens-grid CASE.raw CASE.dyr [EVENTS.json] [options]
+//   hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [EVENTS.json] [options]
 //
-// Reads a PSS/E RAW (v32/v33) network and its DYR dynamic records, builds the hybrid DAE of
+// Reads a PSS/E RAW (v32/v33) or MATPOWER (.m) network and its DYR dynamic records, builds the hybrid DAE of
 // hybridsens::power::grid::CaseGrid (two-axis machines from GENROU with T''do = T''qo = 0 and
 // classical ones from GENCLS, IEEET1 exciters and TGOV1 governors with non-windup limiters as
 // state events, constant-impedance loads, the current balance of the network; the initial state
@@ -94,10 +94,18 @@ int main(int argc, char **argv) {
   {
     PetscBool helpAsked = PETSC_FALSE;  // -help prints the usage line (help[]) and the options
     PetscCall(PetscOptionsHasName(nullptr, nullptr, "-help", &helpAsked));
-    PetscCheck(files.size() == 2 || files.size() == 3 || (files.empty() && helpAsked), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
-               "hybridsens-grid: usage: hybridsens-grid CASE.raw CASE.dyr [EVENTS.json] [options] (got %zu file arguments; the dynamic data CASE.dyr is "
-               "needed)",
-               files.size());
+    // The files: the case (RAW, or MATPOWER by its .m), then the DYR and the events file (by its .json), each optional.
+    std::string dyrFile, eventsFile;
+    bool filesOk = !files.empty() || helpAsked;
+    for (size_t i = 1; i < files.size(); ++i) {
+      const std::string &f = files[i];
+      std::string &slot = f.size() > 5 && f.compare(f.size() - 5, 5, ".json") == 0 ? eventsFile : dyrFile;
+      filesOk = filesOk && slot.empty();
+      slot = f;
+    }
+    PetscCheck(filesOk && files.size() <= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+               "hybridsens-grid: usage: hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [EVENTS.json] [options] (got %zu file arguments: %s)",
+               files.size(), files.empty() ? "none" : "at most one DYR and one .json events file after the case");
     NetworkCase net;
     DynamicData dyn;
     grid::CaseGridOptions o;
@@ -112,7 +120,9 @@ int main(int argc, char **argv) {
       PetscCall(r.boolean("-skip_unknown_models", "skip DYR records of models hybridsens-grid does not support (listed), instead of refusing the file",
                           &skipUnknown));
       if (!files.empty()) {
-        PetscCall(readRaw(files[0], &net));
+        const std::string &c = files[0];
+        const bool matpower = c.size() > 2 && c.compare(c.size() - 2, 2, ".m") == 0;  // MATPOWER case file; anything else is read as RAW
+        PetscCall(matpower ? readMatpower(c, &net) : readRaw(c, &net));
         DyrOptions dopt;
         dopt.network = &net;
         dopt.skipUnknownModels = skipUnknown;
@@ -120,10 +130,10 @@ int main(int argc, char **argv) {
         PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-governors", &governors, nullptr));
         if (!governors) dopt.models.push_back("IEEEG1");  // every governor record is ignored then
         dopt.user = "hybridsens-grid", dopt.skipOption = "-skip_unknown_models";
-        PetscCall(readDyr(files[1], dopt, &dyn));
+        if (!dyrFile.empty()) PetscCall(readDyr(dyrFile, dopt, &dyn));
         for (const std::string &line : dyn.skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s\n", line.c_str()));
         if (!net.buses.empty()) faultBus = net.buses.back().number;
-        if (files.size() == 3) PetscCall(grid::readGridEvents(PETSC_COMM_WORLD, files[2], &o.events));
+        if (!eventsFile.empty()) PetscCall(grid::readGridEvents(PETSC_COMM_WORLD, eventsFile, &o.events));
       }
       PetscBool set;
       PetscCall(r.integer("-fault_bus", "bus number of the three-phase fault (default: the last bus of the RAW file)", &faultBus, 1, PETSC_MAX_INT, &set));
@@ -132,6 +142,17 @@ int main(int argc, char **argv) {
       faultOptionSet = (PetscBool)(faultOptionSet || set);
       PetscCall(r.boolean("-no_fault", "no disturbance at all (a flat run)", &noFault));
       PetscCall(r.boolean("-governors", "use the TGOV1 records of the DYR file", &governors));
+      // Generators without a machine record: refused unless a generic model is chosen (never a silent default).
+      PetscInt generic = 0;
+      PetscBool genericSet = PETSC_FALSE;
+      PetscCall(r.choice("-generic_machine", "model of generators without a DYR machine record (default: refuse them)", {"none", "gencls"}, &generic, &genericSet));
+      if (genericSet && generic == 1) o.genericMachine = "gencls";
+      PetscBool hSet = PETSC_FALSE, dSet = PETSC_FALSE, xSet = PETSC_FALSE;
+      PetscCall(r.real("-generic_H", "generic GENCLS: inertia H (s, on the generator's MBASE)", &o.genericH, Range::positive(), &hSet));
+      PetscCall(r.real("-generic_D", "generic GENCLS: damping D (pu power per pu speed, on MBASE)", &o.genericD, Range::nonNegative(), &dSet));
+      PetscCall(r.real("-generic_Xdp", "generic GENCLS: transient reactance X'd (pu on MBASE)", &o.genericXdp, Range::positive(), &xSet));
+      PetscCheck(o.genericMachine == "gencls" || !(hSet || dSet || xSet), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+                 "hybridsens-grid: -generic_H, -generic_D and -generic_Xdp set the generic machine: they need -generic_machine gencls");
       PetscCall(r.real("-freq_max", "upper frequency limit f+ of the violation metric (Hz)", &fmax, Range::positive()));
       PetscCall(r.real("-freq_min", "lower frequency limit f- of the violation metric (Hz)", &fmin, Range::positive()));
       PetscCall(r.real("-sigma", "weight sigma of the violation metric", &sigma, Range::nonNegative()));
@@ -151,11 +172,11 @@ int main(int argc, char **argv) {
       return 0;
     }
     // The events file or -no_fault replaces the command line's fault: its options would do nothing.
-    PetscCheck(!(faultOptionSet && (files.size() == 3 || noFault)), PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP,
+    PetscCheck(!(faultOptionSet && (!eventsFile.empty() || noFault)), PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP,
                "hybridsens-grid: -fault_bus / -rfault set the command line's fault, which %s replaces: give the fault in the events file",
-               noFault ? "-no_fault" : files[2].c_str());
-    PetscCheck(!(noFault && files.size() == 3), PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "hybridsens-grid: -no_fault and an events file (%s) contradict each other",
-               files[2].c_str());
+               noFault ? "-no_fault" : eventsFile.c_str());
+    PetscCheck(!(noFault && !eventsFile.empty()), PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "hybridsens-grid: -no_fault and an events file (%s) contradict each other",
+               eventsFile.c_str());
     o.faultBus = (int)faultBus;
     o.governors = governors;
     o.noDisturbance = noFault;
@@ -210,6 +231,9 @@ int main(int argc, char **argv) {
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s (%s), %" PetscInt_FMT " buses, %" PetscInt_FMT " generators, %" PetscInt_FMT
                                             " governors, %" PetscInt_FMT " states; power flow mismatch %.2e\n",
                           net.file.c_str(), net.format.c_str(), G.numBuses(), G.numGens(), G.numGovernors(), G.numStates(), (double)mismatch));
+    if (G.numGeneric() > 0)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %" PetscInt_FMT " generators without a machine record use the generic GENCLS (H %g s, D %g, X'd %g pu on MBASE)\n",
+                            G.numGeneric(), (double)o.genericH, (double)o.genericD, (double)o.genericXdp));
 
     for (auto &c : costs) solver.addCost(*c);
     PetscCall(solver.setParameters(p));

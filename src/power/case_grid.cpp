@@ -1,6 +1,7 @@
 #include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_grid.hpp>
 #include <hybridsens/power/newton.hpp>
+#include <hybridsens/vec_entry.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -315,8 +316,10 @@ PetscErrorCode CaseGrid::addGenerator(const NetworkCase &net, const Generator &g
                    "%s: subtransient time constants T''do = %g, T''qo = %g: both must be positive (or, GENROU only, both 0 for the two-axis machine)",
                    recordText(r).c_str(), m.Tdopp, m.Tqopp);
         const double xl = r.param("Xl"), xpp = r.param("Xdpp"), xdp = r.param("Xdp");
-        PetscCheck(xl >= 0 && xl < xpp && xpp < xdp && (salient ? xpp < r.param("Xq") : xpp < r.param("Xqp")), world, PETSC_ERR_ARG_OUTOFRANGE,
-                   "%s: needs 0 <= Xl < X''d < X'd and X''d < %s (got Xl %g, X''d %g, X'd %g)", recordText(r).c_str(), salient ? "Xq" : "X'q", xl, xpp, xdp);
+        // The γ factors divide by X'd − Xl (and X'q − Xl); Xl = X'' (γd1 = 0) and X'' = X'd (γd2 = 0) are valid limits.
+        PetscCheck(xl >= 0 && xl <= xpp && xpp <= xdp && xl < xdp && (salient || (xpp <= r.param("Xqp") && xl < r.param("Xqp"))), world,
+                   PETSC_ERR_ARG_OUTOFRANGE, "%s: needs 0 <= Xl <= X''d <= X'd with Xl < X'd%s (got Xl %g, X''d %g, X'd %g)", recordText(r).c_str(),
+                   salient ? "" : ", X''d <= X'q and Xl < X'q", xl, xpp, xdp);
         PetscCheck(m.sat.through(1.0, S1, 1.2, 1.2 * S12) && (m.sat.none() || m.sat.A > 0), world, PETSC_ERR_ARG_OUTOFRANGE,
                    "%s: saturation S(1.0) = %g, S(1.2) = %g does not define PSS/E's quadratic curve B (x - A)^2 with 0 < A < 1 (need 0 <= S(1.0) < 1.2 S(1.2))",
                    recordText(r).c_str(), S1, S12);
@@ -466,8 +469,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
       PetscCheck(pf->slack < 0, world, PETSC_ERR_SUP, "%s: a second slack bus (%d): the grid model's power flow needs exactly one", bus.where.str().c_str(), bus.number);
       PetscCheck(!gensAt[b].empty(), world, PETSC_ERR_ARG_WRONG, "%s: slack bus %d has no in-service generator", bus.where.str().c_str(), bus.number);
       pf->slack = b;
-    } else if (bus.type == BusType::PV) {
-      PetscCheck(!gensAt[b].empty(), world, PETSC_ERR_ARG_WRONG, "%s: PV bus %d has no in-service generator", bus.where.str().c_str(), bus.number);
+    } else if (bus.type == BusType::PV && !gensAt[b].empty()) {  // a PV bus without an in-service generator is a PQ bus (as PSS/E solves it)
       pf->pvOf[b] = (PetscInt)pf->pvBus.size();
       pf->pvBus.push_back(b);
     }
@@ -524,9 +526,13 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     if (G.exciter == ExciterKind::DC) G.dc.lim.flag = flag;
     if (G.exciter == ExciterKind::SEXS) G.sexs.lim.flag = flag;
     G.gain = numGains_++;
-    limiters_.push_back({(G.exciter == ExciterKind::SEXS ? "EFD" : "VR") + G.label, g, G.rows.vr, false});
+    const NonWindupLimiter band = G.exciter == ExciterKind::DC     ? G.dc.lim
+                                  : G.exciter == ExciterKind::SEXS ? G.sexs.lim
+                                                                   : NonWindupLimiter{G.legacy.VRmin, G.legacy.VRmax, flag};
+    limiters_.push_back({(G.exciter == ExciterKind::SEXS ? "EFD" : "VR") + G.label, g, G.rows.vr, false, band.lo, band.hi});
   }
-  for (PetscInt k = 0; k < numGovernors(); ++k) limiters_.push_back({"Pv" + gens_[govs_[k].gen].label, govs_[k].gen, gov(k, 0), true});
+  for (PetscInt k = 0; k < numGovernors(); ++k)
+    limiters_.push_back({"Pv" + gens_[govs_[k].gen].label, govs_[k].gen, gov(k, 0), true, govs_[k].k * govs_[k].c.Vmin, govs_[k].k * govs_[k].c.Vmax});
 
   // The disturbances: faults and setpoint steps (grid_events.cpp; their flags follow the limiters').
   PetscCall(planDisturbances(o, busPos, gensAt, net));
@@ -668,6 +674,18 @@ PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscRe
   *mismatch = s.norm;
   PetscCheck(s.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
              "the initial power flow does not converge for these parameters (mismatch %g after 30 Newton steps)", (double)s.norm);
+  Vec u0;
+  PetscCall(VecCreateMPI(comm(), ownershipEnd() - ownershipBegin(), PETSC_DETERMINE, &u0));
+  PetscCall(initialState(ModeContext{p, initialDiscreteState()}, u0));
+  for (PetscInt l = 0; l < numLimiters(); ++l) {
+    PetscScalar x;
+    PetscCall(globalEntry(u0, limiters_[l].row, &x));
+    PetscCheck(x >= limiters_[l].lo && x <= limiters_[l].hi, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "generator %s (%s): the start needs %s = %g, outside its limiter's band [%g, %g]: the case cannot start at rest with these data",
+               genLabel(limiters_[l].gen).c_str(), genModels(limiters_[l].gen).c_str(), limiters_[l].name.c_str(), (double)x, (double)limiters_[l].lo,
+               (double)limiters_[l].hi);
+  }
+  PetscCall(VecDestroy(&u0));
   PetscFunctionReturn(0);
 }
 

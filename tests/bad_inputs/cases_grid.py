@@ -31,7 +31,8 @@ def full_help(run):
 
 
 CASES = [
-    Case("grid_no_dyr", TOOL, [RAW], error=r"usage: hybridsens-grid CASE.raw CASE.dyr .*the dynamic data CASE.dyr is needed", area="grid"),
+    # Without a DYR every generator lacks a machine record: refused by name unless a generic model is chosen.
+    Case("grid_no_dyr", TOOL, [RAW], error=r"wecc9.raw:\d+: generator at bus 1 id '1' has no machine record .*-generic_machine gencls", area="grid"),
     Case("grid_fault_bus_unknown", TOOL, [RAW, DYR, "-fault_bus", "10"], error=r"-fault_bus 10: no such bus in .*wecc9.raw", area="grid"),
     Case("grid_fault_cleared_before_applied", TOOL, [RAW, DYR, "-t_on", "1.2", "-t_off", "1.1"], error=r"need -t_on < -t_off \(got 1.2, 1.1\)",
          area="grid"),
@@ -63,7 +64,9 @@ CASES = [
          error=r"-fault_bus / -rfault set the command line's fault, which .*no_such_bus.json replaces", area="grid"),
     # Unclear errors made clear.
     Case("grid_case_is_directory", TOOL, [GRIDS, DYR], error=r"grids/?: is a directory, not a case file", area="grid"),
-    Case("grid_matpower_as_raw", TOOL, [os.path.join(GRIDS, "case39.m"), DYR], error=r"case39.m:1: this is a MATPOWER case file .*not a PSS/E RAW file", area="grid"),
+    # (a .m file is read as MATPOWER; another name is read as RAW)
+    Case("grid_matpower_as_raw", TOOL, [os.path.join(FILES, "matpower_named.raw"), DYR],
+         error=r"matpower_named.raw:1: this is a MATPOWER case file .*not a PSS/E RAW file", area="grid"),
     Case("grid_dyr_as_raw", TOOL, [DYR, RAW], error=r"wecc9.dyr:1: this looks like a PSS/E DYR file .*give the RAW network file first", area="grid"),
     Case("grid_raw_as_dyr", TOOL, [RAW, RAW], error=r"wecc9.raw:1: the second field '100.00' is not a quoted model name", area="grid"),
     Case("grid_dyr_missing_slash", TOOL, [RAW, os.path.join(FILES, "missing_slash.dyr")],

@@ -124,7 +124,9 @@ public:
   // (the slack bus's P, every Q, |V| of PQ buses, θ of every bus but the slack), or the fault
   // times of a run without the command line's fault. Setting such a parameter would silently do nothing.
   std::string ineffectiveParameter(PetscInt k) const;
-  // The power flow at p in double (the start kernel's first stage): converged, its mismatch.
+  // The power flow at p in double (the start kernel's first stage): converged, its mismatch;
+  // and every limited state of the start inside its limiter's band (a start beyond a limit
+  // would not be at rest: refused naming the limiter, its value and band). Collective.
   PetscErrorCode checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const;
 
   DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters() + numExtraFlags_, 0); }
@@ -173,6 +175,7 @@ public:
     std::string name;
     PetscInt gen, row;
     bool governor;
+    PetscReal lo, hi;  // its band (system-base units for a governor valve)
   };
   struct PowerFlowData;  // the power-flow problem (case_grid.cpp)
 
