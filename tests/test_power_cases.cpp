@@ -22,7 +22,9 @@ const std::string dataDir = HS_GRID_DATA_DIR;
 // solverTolerance: the mismatch (pu) to which the program that wrote the case solved its power
 // flow, which the printed digits cannot show: 0.1 MVA for PSS/E (its default TOLN) and
 // PowerWorld Simulator (its default MVA convergence tolerance), 1e-8 pu for MATPOWER's default
-// Newton tolerance, 0 for wecc9.raw (written from a Newton solution converged to round-off).
+// Newton tolerance (also for ieee39.raw, case39.m's solution copied as printed), 1e-12 pu for
+// ieee118.raw (re-solved by scripts/matpower_to_raw.py to a mismatch below 1e-13, printed to
+// 10 decimals), 0 for wecc9.raw (written from a Newton solution converged to round-off).
 // solved = false: the stored voltages are known not to solve the case (case118.m keeps the 1961
 // CDF voltages); the check must then flag it.
 struct CaseFile {
@@ -75,6 +77,7 @@ MismatchSummary mismatchSummary(const NetworkCase &net, double solverTolerance) 
 TEST(PowerCases, ShippedNetworksReadAndSolveTheirPowerFlow) {
   const CaseFile cases[] = {{"wecc9.raw", 9, 3, 9, 0.0, true},           {"ieee14.raw", 14, 5, 20, 1e-3, true},
                             {"case39.m", 39, 10, 46, 1e-8, true},        {"case118.m", 118, 54, 186, 1e-8, false},
+                            {"ieee39.raw", 39, 10, 46, 1e-8, true},      {"ieee118.raw", 118, 54, 186, 1e-12, true},
                             {"ACTIVSg2000.raw", 2000, 544, 3206, 1e-3, true}};
   for (const CaseFile &c : cases) {
     const NetworkCase net = readCase(c.file);

@@ -1,34 +1,41 @@
 // hybridsens-grid — transient stability of a power-system case with exact sensitivities.
 //
-//   hybridsens-grid CASE.raw CASE.dyr [options]
+//   hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [EVENTS.json] [options]
 //
-// Reads a PSS/E RAW (v32/v33) network and its DYR dynamic records, builds the hybrid DAE of
+// Reads a PSS/E RAW (v32/v33) or MATPOWER (.m) network and its DYR dynamic records, builds the hybrid DAE of
 // hybridsens::power::grid::CaseGrid (two-axis machines from GENROU with T''do = T''qo = 0 and
-// classical ones from GENCLS, IEEET1
-// exciters and TGOV1 governors with non-windup limiters as state events, constant-impedance
-// loads, the current balance of the network; the initial state from the case's AC power flow with
-// exact ∂u0/∂p), applies a three-phase fault (a shunt 1/-rfault at -fault_bus, default the last bus
-// of the RAW file, on at -t_on 1.0 s, off at -t_off 1.1 s: time events whose times are
-// parameters; both must lie before -ts_max_time; -no_fault for a flat run) and computes the
-// frequency-violation costs H_<bus> of every generator
-// (σ ∫ max(0, f − f⁺, f⁻ − f)^η dt, Zhang et al. 2017, eq. 30) with their gradients through the
-// Solver: -hs_forward, -hs_adjoint, -hs_summary FILE, -hs_check_gradient as for every model.
-// Parameters (each settable by name): P<bus>, Q<bus> (dispatch), t_on, t_off, KA<bus>,
-// Vm<bus>, th<bus> (slack and PV buses enter the power flow), R<bus> (TGOV1 droops).
-// Defaults: Crank–Nicolson, dt = 0.01, T = 5 (-ts_type, -ts_dt, -ts_max_time override).
-// Not yet: an events file (the third argument), GENSAL machines, subtransient GENROU,
-// EXDC1/SEXS exciters, IEEEG1 governors: refused with the record's file:line.
-// -help lists the options with their defaults.
+// classical ones from GENCLS, IEEET1 exciters and TGOV1 governors with non-windup limiters as
+// state events, constant-impedance loads, the current balance of the network; the initial state
+// from the case's AC power flow with exact ∂u0/∂p) and applies the disturbances of the events
+// file (grid_events.hpp: bus faults, setpoint steps) or, without one, the default disturbance: a
+// three-phase fault (a shunt 1/-rfault at -fault_bus, default the last bus of the RAW file, on at
+// -t_on 1.0 s, off at -t_off 1.1 s; -no_fault for a flat run). Every event time must lie before
+// -ts_max_time. Costs: the frequency violation H_<bus> of every generator (σ ∫ max(0, f − f⁺,
+// f⁻ − f)^η dt, Zhang et al. 2017, eq. 30), the centre-of-inertia rotor-angle spread and the
+// voltage-dip integral (grid_costs.hpp), with their gradients through the Solver (-hs_forward,
+// -hs_adjoint, -hs_summary FILE, -hs_check_gradient as for every model). It prints the events,
+// the final generator states and the sensitivity table (dispatch and the disturbances' times
+// and sizes), writes it as CSV (-grid_csv FILE) and the trajectory for scripts/plot_grid.py
+// (-grid_trajectory FILE); -grid_progress S prints a progress line to stderr every S seconds.
+// Parameters (each settable by name): P<bus> (dispatch of the PV generators), t_on, t_off,
+// KA<bus>, Vm<bus> and th<bus> of the slack and Vm<bus> of the PV buses, R<bus> (TGOV1 droops),
+// the events file's times and sizes; those the power flow determines (Q<bus>, the slack's P,
+// the other voltages) are refused by name.
+// -help (also without a case) lists the options with their defaults.
+#include "grid_report.hpp"
+
+#include <hybridsens/atomic_file.hpp>
 #include <hybridsens/hybridsens.hpp>
 #include <hybridsens/option_reader.hpp>
 #include <hybridsens/power/case_grid.hpp>
+#include <hybridsens/power/grid_costs.hpp>
+#include <hybridsens/power/grid_events.hpp>
 #include <hybridsens/power/readers.hpp>
+#include <hybridsens/small_model.hpp>
 #include <hybridsens/vec_entry.hpp>
 
 #include <petscts.h>
 
-#include <algorithm>
-#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,7 +43,40 @@
 using namespace hybridsens;
 using namespace hybridsens::power;
 
-static const char help[] = "hybridsens-grid CASE.raw CASE.dyr [options]: transient stability of a PSS/E case with a fault; sensitivities of frequency violations.\n";
+static const char help[] =
+    "hybridsens-grid CASE.raw CASE.dyr [EVENTS.json] [options]: transient stability of a PSS/E case with a fault (or the events of EVENTS.json); "
+    "frequency violations, rotor-angle spread and voltage dips with their sensitivities.\n";
+
+// -help without a case: the parameters by pattern (their names come from the case), then the
+// options of the library and of PETSc's TS, read from a one-state stand-in model.
+static PetscErrorCode helpWithoutCase() {
+  PetscFunctionBeginUser;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "hybridsens-grid: parameters (named after the case's buses; each also an option -NAME VALUE):\n"
+                        "  -P<bus>: active power of a PV generator (pu; the slack's is an output of the power flow)\n"
+                        "  -Vm<bus>: |V| of the slack and PV buses (pu); -th<bus>: angle of the slack bus (rad)\n"
+                        "  -KA<bus>: IEEET1 exciter gain; -R<bus>: TGOV1 droop (pu on the system base)\n"
+                        "  -t_on, -t_off: the fault's times (s); events file: -fault<n>_t_on, -fault<n>_t_off, -step<n>_t, -step<n>_size, -trip<n>_t\n"
+                        "  (Q<bus>, the slack's P and the other voltages are outputs of the power flow: setting them is refused)\n"));
+  SmallModel standIn(1);
+  standIn.x0 = {0.0};
+  standIn.f = [](PetscReal, const PetscScalar *, PetscScalar *out, const ModeContext &) { out[0] = 0; };
+  standIn.dfdu = [](PetscReal, const PetscScalar *, PetscScalar *out, const ModeContext &) { out[0] = 0; };
+  Solver solver(standIn);
+  PetscCall(solver.setFromOptions());
+  PetscFunctionReturn(0);
+}
+
+// An output path the run cannot write is an error before the run, not after it (a temporary
+// file next to it is opened and dropped; the target is left alone).
+static PetscErrorCode checkWritable(const char *what, const std::string &path) {
+  PetscFunctionBeginUser;
+  if (path.empty()) PetscFunctionReturn(0);
+  AtomicFile probe;
+  PetscCall(probe.open(PETSC_COMM_WORLD, what, path));
+  probe.discard();
+  PetscFunctionReturn(0);
+}
 
 int main(int argc, char **argv) {
   // The leading arguments that are not options are the case files; PETSc sees the rest.
@@ -54,54 +94,103 @@ int main(int argc, char **argv) {
   {
     PetscBool helpAsked = PETSC_FALSE;  // -help prints the usage line (help[]) and the options
     PetscCall(PetscOptionsHasName(nullptr, nullptr, "-help", &helpAsked));
-    PetscCheck(files.size() == 2 || (files.empty() && helpAsked), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
-               "hybridsens-grid: usage: hybridsens-grid CASE.raw CASE.dyr [options] (got %zu file arguments; the dynamic data CASE.dyr is needed, an events "
-               "file is not supported yet)",
-               files.size());
+    // The files: the case (RAW, or MATPOWER by its .m), then the DYR and the events file (by its .json), each optional.
+    std::string dyrFile, eventsFile;
+    bool filesOk = !files.empty() || helpAsked;
+    for (size_t i = 1; i < files.size(); ++i) {
+      const std::string &f = files[i];
+      std::string &slot = f.size() > 5 && f.compare(f.size() - 5, 5, ".json") == 0 ? eventsFile : dyrFile;
+      filesOk = filesOk && slot.empty();
+      slot = f;
+    }
+    PetscCheck(filesOk && files.size() <= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+               "hybridsens-grid: usage: hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [EVENTS.json] [options] (got %zu file arguments: %s)",
+               files.size(), files.empty() ? "none" : "at most one DYR and one .json events file after the case");
     NetworkCase net;
     DynamicData dyn;
     grid::CaseGridOptions o;
-    PetscBool governors = PETSC_TRUE;
-    PetscReal fmax = 60.5, fmin = 59.5, sigma = 1.0, eta = 2.0;
+    PetscBool governors = PETSC_TRUE, noFault = PETSC_FALSE;
+    PetscReal fmax = 60.5, fmin = 59.5, sigma = 1.0, eta = 2.0, vdipMin = 0.9, progress = 5.0;
     PetscInt faultBus = 1;  // the last bus of the RAW file once it is read
-    PetscBool skipUnknown = PETSC_FALSE;
+    PetscBool skipUnknown = PETSC_FALSE, faultOptionSet = PETSC_FALSE;
+    std::string csvFile, trajectoryFile;
     PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "hybridsens-grid: the case", "");
     {
       OptionReader r(PetscOptionsObject);
-      PetscCall(r.boolean("-skip_unknown_models", "skip DYR records of models the reader does not know (listed), instead of refusing the file", &skipUnknown));
+      PetscCall(r.boolean("-skip_unknown_models", "skip DYR records of models hybridsens-grid does not support (listed), instead of refusing the file",
+                          &skipUnknown));
       if (!files.empty()) {
-        PetscCall(readRaw(files[0], &net));
+        const std::string &c = files[0];
+        const bool matpower = c.size() > 2 && c.compare(c.size() - 2, 2, ".m") == 0;  // MATPOWER case file; anything else is read as RAW
+        PetscCall(matpower ? readMatpower(c, &net) : readRaw(c, &net));
         DyrOptions dopt;
         dopt.network = &net;
         dopt.skipUnknownModels = skipUnknown;
-        PetscCall(readDyr(files[1], dopt, &dyn));
+        dopt.models = grid::CaseGrid::supportedModels();
+        PetscCall(PetscOptionsGetBool(nullptr, nullptr, "-governors", &governors, nullptr));
+        if (!governors) dopt.models.push_back("IEEEG1");  // every governor record is ignored then
+        dopt.user = "hybridsens-grid", dopt.skipOption = "-skip_unknown_models";
+        if (!dyrFile.empty()) PetscCall(readDyr(dyrFile, dopt, &dyn));
         for (const std::string &line : dyn.skipped) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s\n", line.c_str()));
         if (!net.buses.empty()) faultBus = net.buses.back().number;
+        if (!eventsFile.empty()) PetscCall(grid::readGridEvents(PETSC_COMM_WORLD, eventsFile, &o.events));
       }
-      PetscCall(r.integer("-fault_bus", "bus number of the three-phase fault (default: the last bus of the RAW file)", &faultBus, 1, PETSC_MAX_INT));
-      PetscCall(r.real("-rfault", "fault resistance (pu)", &o.rfault, Range::positive()));
+      PetscBool set;
+      PetscCall(r.integer("-fault_bus", "bus number of the three-phase fault (default: the last bus of the RAW file)", &faultBus, 1, PETSC_MAX_INT, &set));
+      faultOptionSet = set;
+      PetscCall(r.real("-rfault", "fault resistance (pu)", &o.rfault, Range::positive(), &set));
+      faultOptionSet = (PetscBool)(faultOptionSet || set);
+      PetscCall(r.boolean("-no_fault", "no disturbance at all (a flat run)", &noFault));
       PetscCall(r.boolean("-governors", "use the TGOV1 records of the DYR file", &governors));
+      // Generators without a machine record: refused unless a generic model is chosen (never a silent default).
+      PetscInt generic = 0;
+      PetscBool genericSet = PETSC_FALSE;
+      PetscCall(r.choice("-generic_machine", "model of generators without a DYR machine record (default: refuse them)", {"none", "gencls"}, &generic, &genericSet));
+      if (genericSet && generic == 1) o.genericMachine = "gencls";
+      PetscBool hSet = PETSC_FALSE, dSet = PETSC_FALSE, xSet = PETSC_FALSE;
+      PetscCall(r.real("-generic_H", "generic GENCLS: inertia H (s, on the generator's MBASE)", &o.genericH, Range::positive(), &hSet));
+      PetscCall(r.real("-generic_D", "generic GENCLS: damping D (pu power per pu speed, on MBASE)", &o.genericD, Range::nonNegative(), &dSet));
+      PetscCall(r.real("-generic_Xdp", "generic GENCLS: transient reactance X'd (pu on MBASE)", &o.genericXdp, Range::positive(), &xSet));
+      PetscCheck(o.genericMachine == "gencls" || !(hSet || dSet || xSet), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+                 "hybridsens-grid: -generic_H, -generic_D and -generic_Xdp set the generic machine: they need -generic_machine gencls");
       PetscCall(r.real("-freq_max", "upper frequency limit f+ of the violation metric (Hz)", &fmax, Range::positive()));
       PetscCall(r.real("-freq_min", "lower frequency limit f- of the violation metric (Hz)", &fmin, Range::positive()));
       PetscCall(r.real("-sigma", "weight sigma of the violation metric", &sigma, Range::nonNegative()));
       // eta >= 1: the metric max(0, f - f+, f- - f)^eta must be differentiable.
       PetscCall(r.real("-eta", "exponent eta of the violation metric (>= 1: differentiable)", &eta, Range{1, PETSC_MAX_REAL, false, false}));
+      PetscCall(r.real("-vdip_min", "voltage-dip cost: |V| below this (pu) counts", &vdipMin, Range::positive()));
+      PetscCall(r.text("-grid_csv", "write the sensitivity table (every cost, every parameter that has an effect) as CSV to this file", &csvFile));
+      PetscCall(r.text("-grid_trajectory", "write frequencies, voltages, limited states, running costs (and gradients) per step as CSV to this file",
+                       &trajectoryFile));
+      PetscCall(r.real("-grid_progress", "print a progress line to stderr every this many seconds of wall time (0: never)", &progress, Range::nonNegative()));
     }
     PetscCheck(fmin < fmax, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "hybridsens-grid: need -freq_min < -freq_max (got %g, %g)", (double)fmin, (double)fmax);
     PetscOptionsEnd();
-    if (files.empty()) {  // -help without a case: the options above are listed
+    if (files.empty()) {  // -help without a case: the options above, the parameters, the library's
+      PetscCall(helpWithoutCase());
       PetscCall(PetscFinalize());
       return 0;
     }
+    // The events file or -no_fault replaces the command line's fault: its options would do nothing.
+    PetscCheck(!(faultOptionSet && (!eventsFile.empty() || noFault)), PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP,
+               "hybridsens-grid: -fault_bus / -rfault set the command line's fault, which %s replaces: give the fault in the events file",
+               noFault ? "-no_fault" : eventsFile.c_str());
+    PetscCheck(!(noFault && !eventsFile.empty()), PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "hybridsens-grid: -no_fault and an events file (%s) contradict each other",
+               eventsFile.c_str());
     o.faultBus = (int)faultBus;
     o.governors = governors;
+    o.noDisturbance = noFault;
     std::unique_ptr<grid::CaseGrid> model;
     PetscCall(grid::CaseGrid::create(net, dyn, o, &model));
     grid::CaseGrid &G = *model;
-    std::vector<std::unique_ptr<grid::FrequencyViolationCost>> costs;
-    for (PetscInt g = 0; g < G.numGens(); ++g) {
-      costs.push_back(std::make_unique<grid::FrequencyViolationCost>(G, g, fmax, fmin, sigma, eta));
-      PetscCall(costs.back()->setUp());
+    std::vector<std::unique_ptr<LocalKernelCost>> costs;
+    for (PetscInt g = 0; g < G.numGens(); ++g) costs.push_back(std::make_unique<grid::FrequencyViolationCost>(G, g, fmax, fmin, sigma, eta));
+    costs.push_back(std::make_unique<grid::RotorAngleSpreadCost>(G));
+    costs.push_back(std::make_unique<grid::VoltageDipCost>(G, vdipMin));
+    std::vector<std::string> costNames;
+    for (auto &c : costs) {
+      PetscCall(c->setUp());
+      costNames.push_back(c->name());
     }
 
     Solver solver(G);
@@ -110,28 +199,41 @@ int main(int argc, char **argv) {
     PetscCall(TSGetOptionsPrefix(ts, &prefix));
     std::vector<PetscReal> p = G.defaultParameters();
     const auto names = G.parameterNames();
-    PetscBool noFault = PETSC_FALSE;
     PetscOptionsBegin(PETSC_COMM_WORLD, prefix, "hybridsens-grid: parameters", "");
     {
       OptionReader r(PetscOptionsObject);
-      PetscCall(r.boolean("-no_fault", "no disturbance: the fault's times are put beyond the final time (a flat run)", &noFault));
       for (PetscInt k = 0; k < G.numParams(); ++k) {
-        const std::string &n = names[k];
-        // Exciter gains, voltage magnitudes and droops are positive; dispatch, angles and fault times any finite number.
+        const std::string &n = names[k], option = "-" + n, why = G.ineffectiveParameter(k);
+        if (!why.empty()) {  // an output of the power flow (or of nothing): setting it would silently do nothing
+          PetscBool given;
+          PetscCall(PetscOptionsHasName(nullptr, prefix, option.c_str(), &given));
+          PetscCheck(!given, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "hybridsens-grid: %s cannot be set: %s", option.c_str(), why.c_str());
+          continue;
+        }
+        // Exciter gains, voltage magnitudes and droops are positive; dispatch, angles, times and step sizes any finite number.
         const bool positive = n.rfind("KA", 0) == 0 || n.rfind("Vm", 0) == 0 || n[0] == 'R';
-        PetscCall(r.real(("-" + n).c_str(), ("parameter " + n).c_str(), &p[k], positive ? Range::positive() : Range::any()));
+        PetscCall(r.real(option.c_str(), ("parameter " + n).c_str(), &p[k], positive ? Range::positive() : Range::any()));
       }
     }
     PetscOptionsEnd();
-    PetscCheck(p[G.pTon()] < p[G.pToff()], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "hybridsens-grid: the fault must be applied before it is cleared: need -t_on < -t_off (got %g, %g)", (double)p[G.pTon()], (double)p[G.pToff()]);
-    PetscCheck(p[G.pTon()] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "hybridsens-grid: the fault must be applied after the start t = 0 (-t_on %g)",
-               (double)p[G.pTon()]);
+    for (PetscInt e = 0; e < (PetscInt)G.events().size(); ++e) {
+      const auto [a, b] = G.eventParameters(e);
+      if (G.events()[e].kind == grid::GridEvent::BusFault) {
+        PetscCheck(p[a] < p[b], PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+                   "hybridsens-grid: %s: the fault must be applied before it is cleared: need -%s < -%s (got %g, %g)", G.events()[e].where.c_str(),
+                   names[a].c_str(), names[b].c_str(), (double)p[a], (double)p[b]);
+      }
+      PetscCheck(p[a] > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "hybridsens-grid: %s: the disturbance must come after the start t = 0 (-%s %g)",
+                 G.events()[e].where.c_str(), names[a].c_str(), (double)p[a]);
+    }
     PetscReal mismatch;
     PetscCall(G.checkPowerFlow(p, &mismatch));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %s (%s), %" PetscInt_FMT " buses, %" PetscInt_FMT " generators, %" PetscInt_FMT
                                             " governors, %" PetscInt_FMT " states; power flow mismatch %.2e\n",
                           net.file.c_str(), net.format.c_str(), G.numBuses(), G.numGens(), G.numGovernors(), G.numStates(), (double)mismatch));
+    if (G.numGeneric() > 0)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "hybridsens-grid: %" PetscInt_FMT " generators without a machine record use the generic GENCLS (H %g s, D %g, X'd %g pu on MBASE)\n",
+                            G.numGeneric(), (double)o.genericH, (double)o.genericD, (double)o.genericXdp));
 
     for (auto &c : costs) solver.addCost(*c);
     PetscCall(solver.setParameters(p));
@@ -140,62 +242,82 @@ int main(int argc, char **argv) {
     PetscCall(TSSetTimeStep(ts, 0.01));
     PetscCall(TSSetMaxTime(ts, 5.0));
     PetscCall(solver.setFromOptions());
-    {  // A fault outside the horizon would leave H and its t_on / t_off columns silently zero.
-      PetscReal T;
-      PetscCall(TSGetMaxTime(ts, &T));
-      if (noFault) {
-        p[G.pTon()] = 2 * T + 1, p[G.pToff()] = 2 * T + 2;
-        PetscCall(solver.setParameters(p));
-      }
-      PetscCheck(noFault || p[G.pToff()] < T, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-                 "hybridsens-grid: the fault (-t_on %g, -t_off %g) must be applied and cleared before the final time -ts_max_time %g "
-                 "(-no_fault for a run without it)",
-                 (double)p[G.pTon()], (double)p[G.pToff()], (double)T);
+    {  // The network equations are algebraic: an explicit method cannot integrate them.
+      PetscBool explicitMethod;
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, &explicitMethod, TSRK, TSEULER, TSSSP, ""));
+      TSType type;
+      PetscCall(TSGetType(ts, &type));
+      PetscCheck(!explicitMethod, PETSC_COMM_WORLD, PETSC_ERR_SUP,
+                 "hybridsens-grid: -ts_type %s is an explicit method; the grid model is a DAE (the network equations are algebraic): use an implicit "
+                 "one: cn (the default), beuler or theta",
+                 type);
     }
+    PetscCall(checkWritable("-hs_summary", solver.solverOptions().engine.summaryFile));
+    PetscCall(checkWritable("-grid_csv", csvFile));
+    PetscCall(checkWritable("-grid_trajectory", trajectoryFile));
+    PetscReal T;
+    PetscCall(TSGetMaxTime(ts, &T));
+    for (PetscInt e = 0; e < (PetscInt)G.events().size(); ++e) {  // an event outside the horizon would leave its columns silently zero
+      const auto [a, b] = G.eventParameters(e);
+      const PetscInt last = G.events()[e].kind == grid::GridEvent::BusFault ? b : a;
+      PetscCheck(p[last] < T, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+                 "hybridsens-grid: %s: the disturbance (-%s %g) must be %s before the final time -ts_max_time %g (-no_fault for a run without one)",
+                 G.events()[e].where.c_str(), names[last].c_str(), (double)p[last],
+                 G.events()[e].kind == grid::GridEvent::BusFault ? "applied and cleared" : "applied", (double)T);
+    }
+    grid::GridMonitor monitor(G, costNames, trajectoryFile, progress, T);
+    solver.setForwardMonitor([&monitor](const ForwardSample &s) { return monitor.sample(s); });
     PetscCall(solver.solve());
+    PetscCall(monitor.finish());
 
     const SolveResult &result = solver.result();
     const PetscReal tf = result.finalTime;
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "fault at bus %d on [%g, %g], T = %g, %" PetscInt_FMT " steps, %zu events\n", G.faultBusNumber(),
-                          (double)p[G.pTon()], (double)p[G.pToff()], (double)tf, result.stats.steps, result.events().size()));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "limiter events:\n"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "T = %g, %" PetscInt_FMT " steps (%" PetscInt_FMT " rejected), %zu events, simulation %.3f s%s\n", (double)tf,
+                          result.stats.steps, result.stats.rejectedSteps, result.events().size(), result.stats.wallSeconds,
+                          result.adjointComputed ? (", adjoint " + std::to_string(result.stats.adjointWallSeconds) + " s").c_str() : ""));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "disturbances:\n"));
+    for (PetscInt e = 0; e < (PetscInt)G.events().size(); ++e) {
+      const grid::GridEvent &ev = G.events()[e];
+      const auto [a, b] = G.eventParameters(e);
+      if (ev.kind == grid::GridEvent::BusFault)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  fault at bus %d (r = %g pu) on [%g, %g]\n", ev.bus, (double)ev.r, (double)p[a], (double)p[b]));
+      else if (ev.kind == grid::GridEvent::LineTrip)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  trip of the branch %d-%d%s at t = %g\n", ev.from, ev.to, ev.circuit.empty() ? "" : (" '" + ev.circuit + "'").c_str(), (double)p[a]));
+      else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s step of the generator at bus %d by %g at t = %g\n", ev.setpoint.c_str(), ev.bus, (double)p[b], (double)p[a]));
+    }
+    if (G.events().empty()) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  none (-no_fault)\n"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "events:\n"));
     for (const auto &r : result.events().records()) {
+      std::string what;
       for (PetscInt l = 0; l < G.numLimiters(); ++l) {
         const PetscInt a = r.before[1 + l], b = r.after[1 + l];
         if (a == b) continue;
         PetscScalar x;
         PetscCall(globalEntry(r.uplus, G.limitedState(l), &x));
-        const std::string kind = l < G.numGens() ? "VR" : "Pv";
-        const std::string what = (b != 0 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s %s (%s)  %s = %.10g\n", (double)r.time, G.limiterName(l).c_str(), what.c_str(), r.name.c_str(),
-                              kind.c_str(), (double)x));
+        const std::string kind = G.limiterIsGovernor(l) ? "Pv" : G.limiterName(l).substr(0, G.limiterName(l).size() - G.genLabel(G.limiterGenerator(l)).size());
+        what += "  " + G.limiterName(l) + ((b != 0) ? " hits " : " leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min") + " (" + kind + " = " +
+                std::to_string((double)x) + ")";
       }
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s%s\n", (double)r.time, r.name.c_str(), what.c_str()));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states:\n"));
     for (PetscInt g = 0; g < G.numGens(); ++g) {
-      PetscScalar delta, w, VR;
-      PetscCall(globalEntry(result.finalState(), G.gs(g, 2), &delta));
-      PetscCall(globalEntry(result.finalState(), G.gs(g, 3), &w));
-      PetscCall(globalEntry(result.finalState(), G.gs(g, 8), &VR));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen at bus %d: delta = %.10f  f = %.10f Hz  VR = %.10f\n", G.genBusNumber(g), (double)delta,
-                            (double)(w / (2 * PETSC_PI)), (double)VR));
+      PetscScalar delta, w, VR = 0;
+      PetscCall(globalEntry(result.finalState(), G.deltaRow(g), &delta));
+      PetscCall(globalEntry(result.finalState(), G.omegaRow(g), &w));
+      if (G.regulatorRow(g) >= 0) PetscCall(globalEntry(result.finalState(), G.regulatorRow(g), &VR));
+      // regulator: the exciter's limited state (VR; SEXS: Efd)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  gen %s (%s): delta = %.10f  f = %.10f Hz  regulator = %s\n", G.genLabel(g).c_str(), G.genModels(g).c_str(),
+                            (double)delta, (double)(w / (2 * PETSC_PI)), G.regulatorRow(g) >= 0 ? std::to_string((double)VR).c_str() : "none"));
     }
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "frequency violations H_<bus>: f in [%g, %g] Hz, sigma %g, eta %g\n", (double)fmin, (double)fmax, (double)sigma,
-                          (double)eta));
-    PetscCall(solver.viewGradients(nullptr, false));
-    const std::vector<std::vector<PetscScalar>> gP =
-        result.gradientTable(result.adjointComputed ? &CostGradient::adjointP : &CostGradient::forwardP);
-    if (result.adjointComputed || result.forwardComputed) {  // the layout of Zhang et al. (2017), Table V: rows H_i, columns the dispatch P_g
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "sensitivities of frequency violations to dispatch at t = %g (%s):\n        ", (double)tf,
-                            result.adjointComputed ? "adjoint" : "forward"));
-      for (PetscInt g = 0; g < G.numGens(); ++g) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12s", names[G.pP(g)].c_str()));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-      for (size_t k = 0; k < costs.size(); ++k) {
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %-5s", costs[k]->name().c_str()));
-        for (PetscInt g = 0; g < G.numGens(); ++g) PetscCall(PetscPrintf(PETSC_COMM_WORLD, " %12.6f", (double)gP[k][G.pP(g)]));
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n"));
-      }
-    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                          "costs: H_<bus> frequency violations (f in [%g, %g] Hz, sigma %g, eta %g), coi_spread (rotor-angle spread about the centre of "
+                          "inertia, rad^2 s), voltage_dip (|V| below %g pu, pu^2 s)\n",
+                          (double)fmin, (double)fmax, (double)sigma, (double)eta, (double)vdipMin));
+    if (result.adjointComputed && result.forwardComputed)  // the full tables are in the JSON summary and the CSV
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "adjoint vs forward: max relative difference %.2e\n", (double)result.adjointForwardDifference()));
+    PetscCall(grid::printSensitivityTable(G, costNames, result));
+    PetscCall(grid::writeSensitivityCsv(G, costNames, result, csvFile));
     PetscCall(solver.writeSummaryFromOptions());
     PetscCall(solver.checkGradientFromOptions());
   }

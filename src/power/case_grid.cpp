@@ -1,6 +1,7 @@
 #include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_grid.hpp>
 #include <hybridsens/power/newton.hpp>
+#include <hybridsens/vec_entry.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -15,25 +16,27 @@ namespace grid {
 // ---- the power flow of the case -----------------------------------------------------------
 // Unknowns x: θ of every non-slack bus (bus order), then |V| of every PQ bus (bus order).
 // Equations: P_i(V) − P_i^spec for every non-slack bus, then Q_i(V) − Q_i^spec for every PQ bus,
-// with S_i = V_i conj(Σ_j Y_ij V_j). spec = (|V|, θ of the slack; P of the generator at each PV
-// bus; |V| of each PV bus), PV buses in bus order.
+// with S_i = V_i conj(Σ_j Y_ij V_j). spec = (|V|, θ of the slack; P of every generator at a PV
+// bus (generator order); |V| of each PV bus (bus order)); a PV bus's P is the sum of its
+// generators' P.
 struct CaseGrid::PowerFlowData {
   PetscInt nB = 0, slack = -1, nUnknowns = 0;
-  std::vector<PetscInt> pvBus, pvGen;  // PV buses (bus order) and the generator at each
-  std::vector<PetscInt> thIdx, vmIdx;  // per bus: its unknown θ / |V| in x, or -1
-  std::vector<PetscInt> pvOf;          // per bus: its position in pvBus, or -1
-  std::vector<PetscInt> genAt;         // per bus: its generator, or -1
+  std::vector<PetscInt> pvBus;                 // PV buses (bus order)
+  std::vector<PetscInt> pvGen;                 // generators at PV buses (generator order): spec 2 + k
+  std::vector<std::vector<PetscInt>> pSpecsAt; // per bus: the spec positions of its generators' P
+  std::vector<PetscInt> thIdx, vmIdx;          // per bus: its unknown θ / |V| in x, or -1
+  std::vector<PetscInt> pvOf;                  // per bus: its position in pvBus, or -1
   std::vector<AdmittanceEntry> Y;
   std::vector<PetscReal> Pd, Qd, guessVm, guessTh;
-  PetscInt numSpecs() const { return 2 + 2 * (PetscInt)pvBus.size(); }
+  PetscInt numSpecs() const { return 2 + (PetscInt)pvGen.size() + (PetscInt)pvBus.size(); }
 
   template <class T> void voltages(const T *x, const T *spec, std::vector<T> &Vm, std::vector<T> &th) const {
     Vm.assign(nB, T(0.0)), th.assign(nB, T(0.0));
-    const PetscInt npv = (PetscInt)pvBus.size();
+    const PetscInt vmSpec = 2 + (PetscInt)pvGen.size();
     for (PetscInt b = 0; b < nB; ++b) {
       if (b == slack) Vm[b] = spec[0], th[b] = spec[1];
       else th[b] = x[thIdx[b]];
-      if (pvOf[b] >= 0) Vm[b] = spec[2 + npv + pvOf[b]];
+      if (pvOf[b] >= 0) Vm[b] = spec[vmSpec + pvOf[b]];
       else if (vmIdx[b] >= 0) Vm[b] = x[vmIdx[b]];
     }
   }
@@ -54,7 +57,11 @@ struct CaseGrid::PowerFlowData {
     voltages<T>(x, spec, Vm, th);
     injections<T>(Vm, th, P, Q);
     for (PetscInt b = 0; b < nB; ++b) {
-      if (thIdx[b] >= 0) F[thIdx[b]] = P[b] - (pvOf[b] >= 0 ? spec[2 + pvOf[b]] - Pd[b] : T(-Pd[b]));
+      if (thIdx[b] >= 0) {
+        T Pg = 0.0;
+        for (PetscInt k : pSpecsAt[b]) Pg += spec[k];
+        F[thIdx[b]] = P[b] - (Pg - Pd[b]);
+      }
       if (vmIdx[b] >= 0) F[vmIdx[b]] = Q[b] + Qd[b];
     }
   }
@@ -104,32 +111,101 @@ struct CaseGrid::PowerFlowData {
 
 namespace {
 
-// The initial state from the case's power flow for params (spec, then KA of every generator):
-// every generator at rest on it (generatorStart), the loads' reference |V|, and (Vr, Vi) of
-// every bus. Writes, in order: the generatorStart rows of each generator, the load references,
-// the buses' (Vr, Vi).
+// The start values of generator g at terminal power P + jQ and voltage |V|∠θ with exciter gain
+// `gain` (KA or K), in the order of its start rows: machine rows, exciter rows, exciter
+// constants, Pm, governor (x1, x2).
+template <class S> PetscInt generatorStartValues(const CaseGrid::Gen &G, const S &P, const S &Q, const S &Vm, const S &th, const S &gain, S *out) {
+  using std::exp;
+  const MachineRest<S> m = machineAtRest<S>(G.machine, G.m, P, Q, Vm, th);
+  PetscInt w = 0;
+  for (int k = 0; k < m.numRows; ++k) out[w++] = m.rows[k];
+  const S &Efd = m.Efd;
+  switch (G.exciter) {
+  case ExciterKind::IEEET1Simple: {
+    const GenData &c = G.legacy;
+    const S VR = c.KE * Efd + c.k1 * exp(c.k2 * Efd);
+    out[w++] = Efd, out[w++] = c.KF * Efd / c.TF, out[w++] = VR;
+    out[w++] = Vm + VR / gain, out[w++] = gain;
+    break;
+  }
+  case ExciterKind::DC: {
+    const DCExciter &e = G.dc;
+    const S sat = e.sat.value(Efd);
+    const S KE = G.keGiven != 0 ? S(G.keGiven) : S(-sat / Efd);
+    const S VR = KE * Efd + sat, u = VR / gain;
+    out[w++] = Efd, out[w++] = e.KF * Efd / e.TF, out[w++] = VR, out[w++] = Vm;
+    out[w++] = e.TB > 0 ? S((1 - e.TC / e.TB) * u) : S(0.0);
+    out[w++] = Vm + u, out[w++] = gain, out[w++] = KE;
+    break;
+  }
+  case ExciterKind::SEXS: {
+    const SexsExciter &e = G.sexs;
+    const S y = Efd / gain;
+    out[w++] = Efd, out[w++] = e.TB > 0 ? S((1 - e.TA_TB) * y) : S(0.0);
+    out[w++] = Vm + y, out[w++] = gain;
+    break;
+  }
+  case ExciterKind::None:
+    if (G.machine != MachineKind::Classical) out[w++] = Efd;  // constant field voltage
+    break;
+  }
+  out[w++] = m.Pm;
+  if (G.governor >= 0) out[w++] = m.Pm, out[w++] = m.Pm;
+  return w;
+}
+
+// The rows generatorStartValues writes, in its order.
+std::vector<PetscInt> generatorStartRows(const CaseGrid::Gen &G, const CaseGrid &grid, PetscInt g) {
+  std::vector<PetscInt> rows;
+  const CaseGrid::GenRows &r = G.rows;
+  for (PetscInt k = 0; k < r.numMachine; ++k) rows.push_back(r.machine + k);
+  for (PetscInt k = 0; k < r.numExciter; ++k) rows.push_back(r.exciter + k);
+  for (PetscInt k = 0; k < r.numConstants; ++k) rows.push_back(r.constants + k);
+  rows.push_back(r.pm);
+  if (G.governor >= 0) rows.push_back(grid.gov(G.governor, 0)), rows.push_back(grid.gov(G.governor, 1));
+  return rows;
+}
+
+// The initial state from the case's power flow for params (spec, then the exciter gains in
+// generator order): every generator at rest on it, the loads' reference |V|, and (Vr, Vi) of
+// every bus. Writes, in order: each generator's start rows, the load references, the buses'
+// (Vr, Vi). A bus's Q (and the slack's P) is shared among its generators: each keeps its file
+// value plus its MBASE weight times the difference (a single generator takes the bus's value).
 struct CasePowerFlowStart {
   static constexpr int numReads = 0, numWrites = Dynamic, numParams = Dynamic;
   std::shared_ptr<const CaseGrid::PowerFlowData> pf;
   std::vector<CaseGrid::Gen> gens;
+  std::vector<std::vector<PetscInt>> gensAt;  // per bus
+  std::vector<PetscInt> pvSpecOfGen;          // per generator: its P's spec position, or -1
   std::vector<PetscInt> loadBus;
-  PetscInt writeCount() const {
-    PetscInt w = 0;
-    for (const auto &g : gens) w += genStartRows + (g.governor >= 0 ? govStartRows : 0);
-    return w + (PetscInt)loadBus.size() + 2 * pf->nB;
-  }
+  PetscInt numWritten = 0;
   template <class S> void initialState(const S *p, S *u0) const {
     const auto s = pf->solve<S>(p);
     if (!s.converged) {  // the command refuses such a p before the solve; never a silent number here
-      for (PetscInt w = 0; w < writeCount(); ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
+      for (PetscInt w = 0; w < numWritten; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
       return;
     }
     const PetscInt ns = pf->numSpecs();
+    std::vector<S> Pg(gens.size()), Qg(gens.size());
+    for (PetscInt b = 0; b < pf->nB; ++b) {
+      const auto &at = gensAt[b];
+      if (at.empty()) continue;
+      if (at.size() == 1) {
+        Pg[at[0]] = s.P[b], Qg[at[0]] = s.Q[b];
+        continue;
+      }
+      S pFile = 0.0, qFile = 0.0;
+      for (PetscInt g : at) pFile += gens[g].pFile, qFile += gens[g].qFile;
+      for (PetscInt g : at) {
+        Pg[g] = pvSpecOfGen[g] >= 0 ? S(p[pvSpecOfGen[g]]) : S(gens[g].pFile + gens[g].weight * (s.P[b] - pFile));
+        Qg[g] = gens[g].qFile + gens[g].weight * (s.Q[b] - qFile);
+      }
+    }
     PetscInt w = 0;
     for (size_t g = 0; g < gens.size(); ++g) {
       const PetscInt b = gens[g].bus;
-      generatorStart<S>(gens[g].c, s.P[b], s.Q[b], s.Vm[b], s.th[b], p[ns + g], gens[g].governor >= 0, u0 + w);
-      w += genStartRows + (gens[g].governor >= 0 ? govStartRows : 0);
+      const S gain = gens[g].gain >= 0 ? S(p[ns + gens[g].gain]) : S(1.0);
+      w += generatorStartValues<S>(gens[g], Pg[g], Qg[g], s.Vm[b], s.th[b], gain, u0 + w);
     }
     for (PetscInt b : loadBus) u0[w++] = s.Vm[b];
     using std::cos;
@@ -138,14 +214,20 @@ struct CasePowerFlowStart {
   }
 };
 
-// The guards of a GENCLS's limiter slot (it has no exciter): every guard needs one kernel that
-// evaluates it; these are constant and never active (guardActive), so they never fire.
-struct AbsentLimiter {
-  static constexpr int numReads = 1, numWrites = 0, numParams = 0;
-  template <class S> S guard(PetscInt, S, const S *, const S *, const DiscreteState &) const { return S(1.0); }
-};
-
 std::string recordText(const DynamicRecord &r) { return r.where.str() + ": " + r.model + " at bus " + std::to_string(r.bus) + " id '" + r.id + "'"; }
+
+std::string trimId(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  return s;
+}
+
+enum class Role { Machine, Exciter, Governor };
+Role roleOf(const std::string &model) {
+  if (model == "GENCLS" || model == "GENROU" || model == "GENSAL") return Role::Machine;
+  if (model == "TGOV1" || model == "IEEEG1") return Role::Governor;
+  return Role::Exciter;
+}
 
 } // namespace
 
@@ -154,6 +236,173 @@ PetscErrorCode CaseGrid::create(const NetworkCase &net, const DynamicData &dyn, 
   std::unique_ptr<CaseGrid> grid(new CaseGrid());
   PetscCall(grid->build(net, dyn, options));
   *out = std::move(grid);
+  PetscFunctionReturn(0);
+}
+
+// Reads the DYR records of one in-service generator into gens_ (and govs_); rows come later.
+PetscErrorCode CaseGrid::addGenerator(const NetworkCase &net, const Generator &g, PetscInt bus, const std::vector<const DynamicRecord *> &records,
+                                      const CaseGridOptions &o, const std::string &dyrFile) {
+  PetscFunctionBeginUser;
+  const MPI_Comm world = PETSC_COMM_WORLD;
+  const double zb = net.baseMVA / g.mbase, hb = g.mbase / net.baseMVA;  // impedances, inertia: machine base → system base
+  const DynamicRecord *machine = nullptr, *exciter = nullptr, *governor = nullptr;
+  for (const DynamicRecord *r : records) {
+    switch (roleOf(r->model)) {
+    case Role::Machine: machine = r; break;
+    case Role::Exciter: exciter = r; break;
+    case Role::Governor: governor = r; break;
+    }
+  }
+  Gen G;
+  G.busNumber = g.bus, G.id = trimId(g.id), G.bus = bus, G.governor = -1;
+  G.pFile = g.pg.value / net.baseMVA, G.qFile = g.qg.value / net.baseMVA, G.weight = 1;
+  MachineData &m = G.m;
+  m.Rs = g.zr * zb;
+  auto positive = [&](const DynamicRecord &r, std::initializer_list<const char *> names) -> PetscErrorCode {
+    PetscFunctionBeginUser;
+    for (const char *n : names) PetscCheck(r.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(r).c_str(), n, r.param(n));
+    PetscFunctionReturn(0);
+  };
+  if (!machine) {
+    PetscCheck(o.genericMachine == "gencls", world, PETSC_ERR_ARG_WRONG,
+               "%s: generator at bus %d id '%s' has no machine record (GENCLS, GENROU or GENSAL)%s%s: give one, or choose a generic model for such "
+               "generators (hybridsens-grid: -generic_machine gencls, with -generic_H, -generic_D, -generic_Xdp)",
+               g.where.str().c_str(), g.bus, G.id.c_str(), dyrFile.empty() ? "" : " in ", dyrFile.c_str());
+    PetscCheck(!exciter && !governor, world, PETSC_ERR_ARG_WRONG, "%s: a %s record for a generator without a machine record: give its machine too",
+               recordText(exciter ? *exciter : *governor).c_str(), exciter ? "exciter" : "governor");
+    PetscCheck(o.genericH > 0 && o.genericXdp > 0 && o.genericD >= 0, world, PETSC_ERR_ARG_OUTOFRANGE,
+               "the generic machine needs H > 0, X'd > 0, D >= 0 (got -generic_H %g, -generic_Xdp %g, -generic_D %g)", (double)o.genericH, (double)o.genericXdp,
+               (double)o.genericD);
+    G.machine = MachineKind::Classical, G.models = "generic GENCLS";
+    m.H = o.genericH * hb;
+    m.Xd = m.Xq = m.Xdp = m.Xqp = m.Xpp = o.genericXdp * zb;
+    m.dampingPerM = o.genericD * hb / (2 * m.H);
+    ++numGeneric_;
+  } else {
+    const DynamicRecord &r = *machine;
+    G.models = r.model;
+    PetscCall(positive(r, {"H"}));
+    m.H = r.param("H") * hb;
+    m.dampingPerM = r.param("D") * hb / (2 * m.H);
+    if (r.model == "GENCLS") {
+      PetscCheck(net.format.rfind("PSS/E", 0) == 0, world, PETSC_ERR_SUP,
+                 "%s: a GENCLS machine takes X'd from ZX of the RAW generator record, which a %s case does not have", recordText(r).c_str(), net.format.c_str());
+      PetscCheck(g.zx > 0, world, PETSC_ERR_ARG_OUTOFRANGE,
+                 "%s: generator at bus %d: the GENCLS machine's X'd is ZX of the RAW generator record, which is %g (must be positive)", g.where.str().c_str(),
+                 g.bus, g.zx);
+      PetscCheck(!exciter, world, PETSC_ERR_SUP, "%s: an exciter for a GENCLS machine (constant E'): the classical machine takes none", recordText(*exciter).c_str());
+      G.machine = MachineKind::Classical;
+      m.Xd = m.Xq = m.Xdp = m.Xqp = m.Xpp = g.zx * zb;
+    } else {
+      const bool salient = r.model == "GENSAL";
+      PetscCall(positive(r, {"Tdop", "Xd", "Xq", "Xdp"}));
+      m.Tdop = r.param("Tdop"), m.Xd = r.param("Xd") * zb, m.Xq = r.param("Xq") * zb, m.Xdp = r.param("Xdp") * zb;
+      m.Xpp = r.param("Xdpp") * zb, m.Xl = r.param("Xl") * zb;
+      m.Tdopp = r.param("Tdopp"), m.Tqopp = r.param("Tqopp");
+      if (!salient) {
+        PetscCall(positive(r, {"Tqop", "Xqp"}));
+        m.Tqop = r.param("Tqop"), m.Xqp = r.param("Xqp") * zb;
+      }
+      const double S1 = r.param("S1"), S12 = r.param("S12");
+      if (!salient && m.Tdopp == 0 && m.Tqopp == 0) {
+        // T''do = T''qo = 0 marks "no subtransient dynamics": the two-axis machine.
+        PetscCheck(S1 == 0 && S12 == 0, world, PETSC_ERR_SUP,
+                   "%s: machine saturation (S(1.0) = %g, S(1.2) = %g) with T''do = T''qo = 0 (the two-axis form) is not supported: give T''do, T''qo > 0 "
+                   "(subtransient GENROU) or S(1.0) = S(1.2) = 0",
+                   recordText(r).c_str(), S1, S12);
+        G.machine = MachineKind::TwoAxis;
+      } else {
+        PetscCheck(m.Tdopp > 0 && m.Tqopp > 0, world, PETSC_ERR_ARG_OUTOFRANGE,
+                   "%s: subtransient time constants T''do = %g, T''qo = %g: both must be positive (or, GENROU only, both 0 for the two-axis machine)",
+                   recordText(r).c_str(), m.Tdopp, m.Tqopp);
+        const double xl = r.param("Xl"), xpp = r.param("Xdpp"), xdp = r.param("Xdp");
+        // The γ factors divide by X'd − Xl (and X'q − Xl); Xl = X'' (γd1 = 0) and X'' = X'd (γd2 = 0) are valid limits.
+        PetscCheck(xl >= 0 && xl <= xpp && xpp <= xdp && xl < xdp && (salient || (xpp <= r.param("Xqp") && xl < r.param("Xqp"))), world,
+                   PETSC_ERR_ARG_OUTOFRANGE, "%s: needs 0 <= Xl <= X''d <= X'd with Xl < X'd%s (got Xl %g, X''d %g, X'd %g)", recordText(r).c_str(),
+                   salient ? "" : ", X''d <= X'q and Xl < X'q", xl, xpp, xdp);
+        PetscCheck(m.sat.through(1.0, S1, 1.2, 1.2 * S12) && (m.sat.none() || m.sat.A > 0), world, PETSC_ERR_ARG_OUTOFRANGE,
+                   "%s: saturation S(1.0) = %g, S(1.2) = %g does not define PSS/E's quadratic curve B (x - A)^2 with 0 < A < 1 (need 0 <= S(1.0) < 1.2 S(1.2))",
+                   recordText(r).c_str(), S1, S12);
+        G.machine = salient ? MachineKind::SalientPole : MachineKind::RoundRotor;
+      }
+    }
+  }
+  // Exciter.
+  G.exciter = ExciterKind::None;
+  if (exciter) {
+    const DynamicRecord &e = *exciter;
+    G.models += "+" + e.model;
+    if (e.model == "IEEET1" || e.model == "EXDC1" || e.model == "ESDC1A") {
+      const bool ieee = e.model == "IEEET1";
+      const char *tf = ieee ? "TF" : "TF1";
+      PetscCall(positive(e, {"KA", "TA", "TE", tf}));
+      PetscCheck(e.param("TR") >= 0 && e.param("KF") >= 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: TR = %g and KF = %g must not be negative", recordText(e).c_str(),
+                 e.param("TR"), e.param("KF"));
+      PetscCheck(e.param("VRMIN") < e.param("VRMAX"), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: needs VRMIN < VRMAX (got %g, %g)", recordText(e).c_str(),
+                 e.param("VRMIN"), e.param("VRMAX"));
+      const double E1 = e.param("E1"), SE1 = e.param("SE1"), E2 = e.param("E2"), SE2 = e.param("SE2");
+      ExciterSaturation sat;
+      if (ieee) {
+        // Saturation SE(E)·E = k1 exp(k2 E) through the two points; none when both SE are 0.
+        if (SE1 != 0 || SE2 != 0) {
+          PetscCheck(E1 > 0 && E2 > 0 && E1 != E2 && SE1 > 0 && SE2 > 0, world, PETSC_ERR_ARG_OUTOFRANGE,
+                     "%s: the saturation points need E1 != E2 > 0 and SE1, SE2 > 0 (or SE1 = SE2 = 0: no saturation); got (%g, %g), (%g, %g)",
+                     recordText(e).c_str(), E1, SE1, E2, SE2);
+          sat.k2 = std::log(E2 * SE2 / (E1 * SE1)) / (E2 - E1);
+          sat.k1 = E1 * SE1 * std::exp(-sat.k2 * E1);
+        }
+      } else {
+        sat.exponential = false;
+        PetscCheck(sat.quad.through(E1, SE1 * E1, E2, SE2 * E2), world, PETSC_ERR_ARG_OUTOFRANGE,
+                   "%s: the saturation points (E1, SE1) = (%g, %g), (E2, SE2) = (%g, %g) do not define PSS/E's quadratic curve: need 0 < E1 < E2 and "
+                   "0 <= SE1 E1 < SE2 E2 (or SE1 = SE2 = 0)",
+                   recordText(e).c_str(), E1, SE1, E2, SE2);
+      }
+      G.gainValue = e.param("KA");
+      if (ieee && e.param("TR") == 0 && e.param("KE") != 0) {
+        // The form of examples/wecc9 (grid_kernels.hpp's Exciter): Efd, RF, VR only.
+        G.exciter = ExciterKind::IEEET1Simple;
+        GenData &c = G.legacy;
+        c.TA = e.param("TA"), c.KE = e.param("KE"), c.TE = e.param("TE"), c.KF = e.param("KF"), c.TF = e.param("TF"), c.k1 = sat.k1, c.k2 = sat.k2;
+        c.VRmin = e.param("VRMIN"), c.VRmax = e.param("VRMAX");
+      } else {
+        G.exciter = ExciterKind::DC;
+        const double TB = ieee ? 0.0 : e.param("TB"), TC = ieee ? 0.0 : e.param("TC");
+        PetscCheck(TB >= 0 && TC >= 0 && (TB > 0 || TC == 0), world, PETSC_ERR_ARG_OUTOFRANGE,
+                   "%s: the lead-lag needs TB >= 0, TC >= 0, and TC = 0 when TB = 0 (bypassed); got TB %g, TC %g", recordText(e).c_str(), TB, TC);
+        G.dc = DCExciter{e.param("TR"), e.param("TA"), TB, TC, e.param("TE"), e.param("KF"), e.param(tf), sat, {e.param("VRMIN"), e.param("VRMAX"), 0}};
+        G.keGiven = e.param("KE");
+      }
+    } else if (e.model == "SEXS") {
+      PetscCall(positive(e, {"K", "TE", "TA_TB"}));
+      PetscCheck(e.param("TB") >= 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: TB = %g must not be negative", recordText(e).c_str(), e.param("TB"));
+      PetscCheck(e.param("EMIN") < e.param("EMAX"), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: needs EMIN < EMAX (got %g, %g)", recordText(e).c_str(), e.param("EMIN"),
+                 e.param("EMAX"));
+      G.exciter = ExciterKind::SEXS;
+      G.sexs = SexsExciter{e.param("TA_TB"), e.param("TB"), e.param("TE"), {e.param("EMIN"), e.param("EMAX"), 0}};
+      G.gainValue = e.param("K");
+    } else
+      SETERRQ(world, PETSC_ERR_SUP, "%s: exciter model not supported by the grid model (supported: IEEET1, EXDC1, ESDC1A, SEXS)", recordText(e).c_str());
+  }
+  // Governor.
+  if (governor && o.governors) {
+    const DynamicRecord &t = *governor;
+    PetscCheck(t.model == "TGOV1", world, PETSC_ERR_SUP,
+               "%s: governor model not supported by the grid model (supported: TGOV1; hybridsens-grid -governors 0 ignores every governor record)",
+               recordText(t).c_str());
+    PetscCall(positive(t, {"R", "T1", "T3"}));
+    PetscCheck(t.param("VMIN") < t.param("VMAX"), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: needs VMIN < VMAX (got %g, %g)", recordText(t).c_str(), t.param("VMIN"),
+               t.param("VMAX"));
+    G.governor = (PetscInt)govs_.size();
+    G.models += "+TGOV1";
+    govs_.push_back({(PetscInt)gens_.size(), TGOV1Data{t.param("T1"), t.param("T2"), t.param("T3"), t.param("Dt"), t.param("VMIN"), t.param("VMAX")}, hb,
+                     t.param("R")});
+  }
+  // The legacy kernels' machine constants (two-axis Machine; the Exciter reads only its own).
+  GenData &c = G.legacy;
+  c.H = m.H, c.Rs = m.Rs, c.Xd = m.Xd, c.Xdp = m.Xdp, c.Xq = m.Xq, c.Xqp = m.Xqp, c.Td0p = m.Tdop, c.Tq0p = m.Tqop;
+  c.dampingPerM = m.dampingPerM;
+  gens_.push_back(G);
   PetscFunctionReturn(0);
 }
 
@@ -172,104 +421,30 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   const PetscInt nB = numBuses();
   // Dynamic records per (bus, id).
   std::map<std::pair<int, std::string>, std::vector<const DynamicRecord *>> records;
-  for (const DynamicRecord &r : dyn.records) records[{r.bus, r.id}].push_back(&r);
-  auto trimId = [](std::string s) {
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    while (!s.empty() && s.front() == ' ') s.erase(s.begin());
-    return s;
-  };
-  std::vector<PetscInt> genOfBus(nB, -1);
-  std::vector<const Generator *> genRecord;
-  std::vector<PetscReal> KA0;
+  for (const DynamicRecord &r : dyn.records) records[{r.bus, trimId(r.id)}].push_back(&r);
+  std::vector<std::vector<PetscInt>> gensAt(nB);
+  std::vector<PetscReal> mbaseAt(nB, 0.0);
+  std::vector<PetscReal> mbase;
   for (const Generator &g : net.generators) {
     if (!g.inService) continue;
     const PetscInt b = busPos.at(g.bus);
-    PetscCheck(genOfBus[b] < 0, world, PETSC_ERR_SUP, "%s: a second in-service generator at bus %d: the grid model supports one generator per bus",
-               g.where.str().c_str(), g.bus);
     const BusType type = net.buses[net.busIndex.at(g.bus)].type;
     PetscCheck(type == BusType::PV || type == BusType::Slack, world, PETSC_ERR_SUP,
-               "%s: generator at bus %d, a PQ bus: the grid model needs generators at PV (IDE 2) or slack (IDE 3) buses", g.where.str().c_str(), g.bus);
+               "%s: generator at bus %d, a PQ bus: the grid model needs generators at PV (type 2) or slack (type 3) buses", g.where.str().c_str(), g.bus);
     auto it = records.find({g.bus, trimId(g.id)});
-    PetscCheck(it != records.end(), world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no dynamic record in %s (a machine and an exciter are needed)",
-               g.where.str().c_str(), g.bus, trimId(g.id).c_str(), dyn.file.c_str());
-    const DynamicRecord *machine = nullptr, *exciter = nullptr, *governor = nullptr;
-    for (const DynamicRecord *r : it->second) {
-      if (r->model == "GENROU" || r->model == "GENCLS") machine = r;
-      else if (r->model == "IEEET1") exciter = r;
-      else if (r->model == "TGOV1") governor = r;
-      else if (r->model == "GENSAL")
-        SETERRQ(world, PETSC_ERR_SUP, "%s: machine model not supported by the grid model yet (supported: GENROU with T''do = T''qo = 0, the two-axis machine; GENCLS)",
-                recordText(*r).c_str());
-      else if (r->model == "EXDC1" || r->model == "ESDC1A" || r->model == "SEXS")
-        SETERRQ(world, PETSC_ERR_SUP, "%s: exciter model not supported by the grid model yet (supported: IEEET1)", recordText(*r).c_str());
-      else SETERRQ(world, PETSC_ERR_SUP, "%s: governor model not supported by the grid model yet (supported: TGOV1)", recordText(*r).c_str());
-    }
-    PetscCheck(machine, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no GENROU or GENCLS record in %s", g.where.str().c_str(), g.bus,
-               trimId(g.id).c_str(), dyn.file.c_str());
-    const DynamicRecord &m = *machine;
-    const double zb = base / g.mbase, hb = g.mbase / base;  // impedances, inertia: machine base → system base
-    Gen G;
-    G.busNumber = g.bus, G.bus = b, G.governor = -1, G.classical = m.model == "GENCLS";
-    PetscReal KA = 1.0;  // a GENCLS has no exciter: its KA parameter and exciter rows have no effect
-    if (G.classical) {
-      PetscCheck(!exciter, world, PETSC_ERR_SUP, "%s: an exciter for a GENCLS machine (constant E'): the classical machine takes none", recordText(*exciter).c_str());
-      PetscCheck(m.param("H") > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: H = %g, must be positive", recordText(m).c_str(), m.param("H"));
-      PetscCheck(g.zx > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: generator at bus %d: the GENCLS machine's X'd is ZX of the RAW generator record, which is %g (must be positive)",
-                 g.where.str().c_str(), g.bus, g.zx);
-      const PetscReal X = g.zx * zb;
-      // Round rotor with X'd everywhere; the unused exciter constants only keep its rows' start finite.
-      G.c = GenData{m.param("H") * hb, g.zr * zb, X, X, X, X, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, -1.0, 1.0};
-    } else {
-      PetscCheck(m.param("Tdopp") == 0 && m.param("Tqopp") == 0, world, PETSC_ERR_SUP,
-                 "%s: subtransient dynamics (T''do = %g, T''qo = %g) are not supported yet: only the two-axis machine, written as T''do = T''qo = 0",
-                 recordText(m).c_str(), m.param("Tdopp"), m.param("Tqopp"));
-      PetscCheck(m.param("S1") == 0 && m.param("S12") == 0, world, PETSC_ERR_SUP, "%s: machine saturation (S(1.0), S(1.2) nonzero) is not supported yet",
-                 recordText(m).c_str());
-      for (const char *n : {"Tdop", "Tqop", "H", "Xd", "Xq", "Xdp", "Xqp"})
-        PetscCheck(m.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(m).c_str(), n, m.param(n));
-      PetscCheck(exciter, world, PETSC_ERR_ARG_WRONG, "%s: generator at bus %d id '%s' has no IEEET1 exciter record in %s (every GENROU needs one)",
-                 g.where.str().c_str(), g.bus, trimId(g.id).c_str(), dyn.file.c_str());
-      const DynamicRecord &e = *exciter;
-      PetscCheck(e.param("TR") == 0, world, PETSC_ERR_SUP, "%s: a voltage transducer (TR = %g > 0) is not supported yet: TR must be 0", recordText(e).c_str(),
-                 e.param("TR"));
-      PetscCheck(e.param("KE") != 0, world, PETSC_ERR_SUP, "%s: KE = 0 (PSS/E's self-excited KE computed at initialization) is not supported: give KE",
-                 recordText(e).c_str());
-      for (const char *n : {"KA", "TA", "TE", "KF", "TF"})
-        PetscCheck(e.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(e).c_str(), n, e.param(n));
-      PetscCheck(e.param("VRMIN") < e.param("VRMAX"), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: needs VRMIN < VRMAX (got %g, %g)", recordText(e).c_str(),
-                 e.param("VRMIN"), e.param("VRMAX"));
-      // Saturation SE(E)·E = k1 exp(k2 E) through the two points; none when both SE are 0.
-      const double E1 = e.param("E1"), SE1 = e.param("SE1"), E2 = e.param("E2"), SE2 = e.param("SE2");
-      double k1 = 0, k2 = 0;
-      if (SE1 != 0 || SE2 != 0) {
-        PetscCheck(E1 > 0 && E2 > 0 && E1 != E2 && SE1 > 0 && SE2 > 0, world, PETSC_ERR_ARG_OUTOFRANGE,
-                   "%s: the saturation points need E1 != E2 > 0 and SE1, SE2 > 0 (or SE1 = SE2 = 0: no saturation); got (%g, %g), (%g, %g)",
-                   recordText(e).c_str(), E1, SE1, E2, SE2);
-        k2 = std::log(E2 * SE2 / (E1 * SE1)) / (E2 - E1);
-        k1 = E1 * SE1 * std::exp(-k2 * E1);
-      }
-      G.c = GenData{m.param("H") * hb, g.zr * zb, m.param("Xd") * zb, m.param("Xdp") * zb, m.param("Xq") * zb, m.param("Xqp") * zb, m.param("Tdop"), m.param("Tqop"),
-                    e.param("TA"), e.param("KE"), e.param("TE"), e.param("KF"), e.param("TF"), k1, k2, e.param("VRMIN"), e.param("VRMAX")};
-      KA = e.param("KA");
-    }
-    G.c.dampingPerM = m.param("D") * hb / (2 * G.c.H);
-    if (governor && o.governors) {
-      const DynamicRecord &t = *governor;
-      for (const char *n : {"R", "T1", "T3"})
-        PetscCheck(t.param(n) > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s = %g, must be positive", recordText(t).c_str(), n, t.param(n));
-      PetscCheck(t.param("VMIN") < t.param("VMAX"), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: needs VMIN < VMAX (got %g, %g)", recordText(t).c_str(),
-                 t.param("VMIN"), t.param("VMAX"));
-      G.governor = (PetscInt)govs_.size();
-      govs_.push_back({(PetscInt)gens_.size(), TGOV1Data{t.param("T1"), t.param("T2"), t.param("T3"), t.param("Dt"), t.param("VMIN"), t.param("VMAX")}, hb,
-                       t.param("R")});
-    }
-    genOfBus[b] = (PetscInt)gens_.size();
-    gens_.push_back(G);
-    genRecord.push_back(&g);
-    KA0.push_back(KA);
+    static const std::vector<const DynamicRecord *> none;
+    gensAt[b].push_back((PetscInt)gens_.size());
+    mbaseAt[b] += g.mbase, mbase.push_back(g.mbase);
+    PetscCall(addGenerator(net, g, b, it == records.end() ? none : it->second, o, dyn.file));
   }
   PetscCheck(!gens_.empty(), world, PETSC_ERR_ARG_WRONG, "%s: no in-service generator", net.file.c_str());
   const PetscInt nG = numGens();
+  for (PetscInt b = 0; b < nB; ++b)
+    for (PetscInt g : gensAt[b]) {
+      Gen &G = gens_[g];
+      G.weight = mbase[g] / mbaseAt[b];
+      G.label = gensAt[b].size() == 1 ? std::to_string(G.busNumber) : std::to_string(G.busNumber) + "_" + G.id;
+    }
   // Loads (constant impedance at the power-flow voltage).
   std::vector<PetscReal> Pd(nB, 0.0), Qd(nB, 0.0);
   for (const power::Load &l : net.loads) {
@@ -284,40 +459,91 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   auto pf = std::make_shared<PowerFlowData>();
   pf->nB = nB;
   PetscCall(admittanceMatrix(net, &pf->Y));
-  pf->thIdx.assign(nB, -1), pf->vmIdx.assign(nB, -1), pf->pvOf.assign(nB, -1), pf->genAt = genOfBus;
+  pf->thIdx.assign(nB, -1), pf->vmIdx.assign(nB, -1), pf->pvOf.assign(nB, -1), pf->pSpecsAt.assign(nB, {});
   pf->Pd = Pd, pf->Qd = Qd;
+  std::vector<PetscInt> pvSpecOfGen(nG, -1);
   for (PetscInt b = 0; b < nB; ++b) {
     const Bus &bus = net.buses[b];
     pf->guessVm.push_back(bus.vm.value), pf->guessTh.push_back(bus.va.value * PETSC_PI / 180.0);
     if (bus.type == BusType::Slack) {
       PetscCheck(pf->slack < 0, world, PETSC_ERR_SUP, "%s: a second slack bus (%d): the grid model's power flow needs exactly one", bus.where.str().c_str(), bus.number);
-      PetscCheck(genOfBus[b] >= 0, world, PETSC_ERR_ARG_WRONG, "%s: slack bus %d has no in-service generator", bus.where.str().c_str(), bus.number);
+      PetscCheck(!gensAt[b].empty(), world, PETSC_ERR_ARG_WRONG, "%s: slack bus %d has no in-service generator", bus.where.str().c_str(), bus.number);
       pf->slack = b;
-    } else if (bus.type == BusType::PV) {
-      PetscCheck(genOfBus[b] >= 0, world, PETSC_ERR_ARG_WRONG, "%s: PV bus %d has no in-service generator", bus.where.str().c_str(), bus.number);
+    } else if (bus.type == BusType::PV && !gensAt[b].empty()) {  // a PV bus without an in-service generator is a PQ bus (as PSS/E solves it)
       pf->pvOf[b] = (PetscInt)pf->pvBus.size();
-      pf->pvBus.push_back(b), pf->pvGen.push_back(genOfBus[b]);
+      pf->pvBus.push_back(b);
     }
   }
-  PetscCheck(pf->slack >= 0, world, PETSC_ERR_ARG_WRONG, "%s: no slack bus (IDE 3)", net.file.c_str());
+  for (PetscInt g = 0; g < nG; ++g)
+    if (pf->pvOf[gens_[g].bus] >= 0) {
+      pvSpecOfGen[g] = 2 + (PetscInt)pf->pvGen.size();
+      pf->pSpecsAt[gens_[g].bus].push_back(pvSpecOfGen[g]);
+      pf->pvGen.push_back(g);
+    }
+  PetscCheck(pf->slack >= 0, world, PETSC_ERR_ARG_WRONG, "%s: no slack bus (type 3)", net.file.c_str());
   for (PetscInt b = 0; b < nB; ++b)
     if (b != pf->slack) pf->thIdx[b] = pf->nUnknowns++;
   for (PetscInt b = 0; b < nB; ++b)
     if (b != pf->slack && pf->pvOf[b] < 0) pf->vmIdx[b] = pf->nUnknowns++;
   pf_ = pf;
-  // The fault bus.
-  faultBusNumber_ = o.faultBus < 0 ? buses_.back() : o.faultBus;
-  PetscCheck(busPos.count(faultBusNumber_), world, PETSC_ERR_ARG_OUTOFRANGE, "-fault_bus %d: no such bus in %s", faultBusNumber_, net.file.c_str());
-  PetscCheck(o.rfault > 0, world, PETSC_ERR_ARG_OUTOFRANGE, "-rfault must be positive (got %g)", (double)o.rfault);
-  const PetscInt faultBus = busPos.at(faultBusNumber_);
+
+  // ---- the layout --------------------------------------------------------------------------
+  PetscInt row = 0;
+  for (Gen &G : gens_) {
+    GenRows &r = G.rows;
+    r.machine = row;
+    r.numMachine = G.machine == MachineKind::RoundRotor ? 8 : G.machine == MachineKind::SalientPole ? 7 : 6;
+    row += r.numMachine;
+    r.exciter = row;
+    r.numExciter = G.exciter == ExciterKind::IEEET1Simple ? 3 : G.exciter == ExciterKind::DC ? 5 : G.exciter == ExciterKind::SEXS ? 2 : 0;
+    row += r.numExciter;
+    if (G.exciter != ExciterKind::None) r.efd = r.exciter, r.vr = G.exciter == ExciterKind::SEXS ? r.exciter : r.exciter + 2;
+    if (G.exciter == ExciterKind::IEEET1Simple || G.exciter == ExciterKind::DC) r.rf = r.exciter + 1;
+  }
+  busStart_ = row;
+  row += 2 * nB;
+  for (Gen &G : gens_) {
+    GenRows &r = G.rows;
+    r.constants = row;
+    r.numConstants = G.exciter == ExciterKind::IEEET1Simple || G.exciter == ExciterKind::SEXS ? 2
+                     : G.exciter == ExciterKind::DC                                         ? 3
+                     : G.machine == MachineKind::Classical                                  ? 0
+                                                                                            : 1;
+    if (G.exciter != ExciterKind::None) r.vref = row, r.ka = row + 1;
+    if (G.exciter == ExciterKind::DC) r.ke = row + 2;
+    if (G.exciter == ExciterKind::None && G.machine != MachineKind::Classical) r.efd = row;
+    row += r.numConstants;
+  }
+  for (Gen &G : gens_) G.rows.pm = row++;
+  loadStart_ = row;
+  row += numLoads();
+  govStart_ = row;
+  // Limiters: the exciters' in generator order, then the governors' valves.
+  for (PetscInt g = 0; g < nG; ++g) {
+    Gen &G = gens_[g];
+    if (G.exciter == ExciterKind::None) continue;
+    const PetscInt flag = 1 + numLimiters();
+    if (G.exciter == ExciterKind::DC) G.dc.lim.flag = flag;
+    if (G.exciter == ExciterKind::SEXS) G.sexs.lim.flag = flag;
+    G.gain = numGains_++;
+    const NonWindupLimiter band = G.exciter == ExciterKind::DC     ? G.dc.lim
+                                  : G.exciter == ExciterKind::SEXS ? G.sexs.lim
+                                                                   : NonWindupLimiter{G.legacy.VRmin, G.legacy.VRmax, flag};
+    limiters_.push_back({(G.exciter == ExciterKind::SEXS ? "EFD" : "VR") + G.label, g, G.rows.vr, false, band.lo, band.hi});
+  }
+  for (PetscInt k = 0; k < numGovernors(); ++k)
+    limiters_.push_back({"Pv" + gens_[govs_[k].gen].label, govs_[k].gen, gov(k, 0), true, govs_[k].k * govs_[k].c.Vmin, govs_[k].k * govs_[k].c.Vmax});
+
+  // The disturbances: faults and setpoint steps (grid_events.cpp; their flags follow the limiters').
+  PetscCall(planDisturbances(o, busPos, gensAt, net));
 
   // Parameters: nominal values and names.
   nominal_.assign(numParams(), 0.0), names_.assign(numParams(), "");
   for (PetscInt g = 0; g < nG; ++g) {
-    const std::string k = std::to_string(gens_[g].busNumber);
-    nominal_[pP(g)] = genRecord[g]->pg.value / base, names_[pP(g)] = "P" + k;
-    nominal_[pQ(g)] = genRecord[g]->qg.value / base, names_[pQ(g)] = "Q" + k;
-    nominal_[pKA(g)] = KA0[g], names_[pKA(g)] = "KA" + k;
+    const Gen &G = gens_[g];
+    nominal_[pP(g)] = G.pFile, names_[pP(g)] = "P" + G.label;
+    nominal_[pQ(g)] = G.qFile, names_[pQ(g)] = "Q" + G.label;
+    if (G.gain >= 0) nominal_[pKA(g)] = G.gainValue, names_[pKA(g)] = "KA" + G.label;
   }
   nominal_[pTon()] = o.tOn, names_[pTon()] = "t_on";
   nominal_[pToff()] = o.tOff, names_[pToff()] = "t_off";
@@ -326,51 +552,92 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     nominal_[pVm(b)] = pf->guessVm[b], names_[pVm(b)] = "Vm" + k;
     nominal_[pTh(b)] = pf->guessTh[b], names_[pTh(b)] = "th" + k;
   }
-  for (PetscInt k = 0; k < numGovernors(); ++k) nominal_[pR(k)] = govs_[k].R, names_[pR(k)] = "R" + std::to_string(gens_[govs_[k].gen].busNumber);
+  for (PetscInt k = 0; k < numGovernors(); ++k) nominal_[pR(k)] = govs_[k].R, names_[pR(k)] = "R" + gens_[govs_[k].gen].label;
 
-  // The DAE.
+  // ---- the DAE -----------------------------------------------------------------------------
   PetscCall(setSizes(numStates()));
   std::vector<PetscInt> alg;
-  for (PetscInt g = 0; g < nG; ++g) alg.push_back(gs(g, 4)), alg.push_back(gs(g, 5));
+  for (const Gen &G : gens_) {
+    alg.push_back(G.rows.machine + SlotId), alg.push_back(G.rows.machine + SlotIq);
+    if (G.exciter == ExciterKind::DC) {
+      if (G.dc.TR == 0) alg.push_back(G.rows.exciter + 3);  // Vc = |V|
+      if (G.dc.TB == 0) alg.push_back(G.rows.exciter + 4);  // lead-lag bypassed: xLL = 0
+    }
+    if (G.exciter == ExciterKind::SEXS && G.sexs.TB == 0) alg.push_back(G.rows.exciter + 1);
+  }
   for (PetscInt b = 0; b < nB; ++b) alg.push_back(vr(b)), alg.push_back(vi(b));
   std::sort(alg.begin(), alg.end());
   setAlgebraic(alg);
   auto guardsOf = [](PetscInt l) { return std::vector<PetscInt>{4 * l + HitMax, 4 * l + HitMin, 4 * l + LeaveMax, 4 * l + LeaveMin}; };
+  PetscInt limiter = 0;
   for (PetscInt g = 0; g < nG; ++g) {
     const Gen &G = gens_[g];
-    const PetscInt b = G.bus;
+    const GenRows &r = G.rows;
+    const PetscInt b = G.bus, m0 = r.machine;
     const bool governed = G.governor >= 0;
-    add(Machine{G.c, governed, G.classical}, {{gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), gs(g, 6), vr(b), vi(b), pm(g)},
-                                 {gs(g, 0), gs(g, 1), gs(g, 2), gs(g, 3), gs(g, 4), gs(g, 5), vr(b), vi(b)},
-                                 {},
-                                 {}});
-    if (G.classical) add(AbsentLimiter{}, {{gs(g, 8)}, {}, {}, guardsOf(g)});
-    else
-      add(Exciter{G.c, {G.c.VRmin, G.c.VRmax, 1 + g}},
-          {{gs(g, 6), gs(g, 7), gs(g, 8), vr(b), vi(b), vref(g), ka(g)}, {gs(g, 6), gs(g, 7), gs(g, 8), vref(g), ka(g)}, {}, guardsOf(g)});
-    if (governed) {
-      const Gov &t = govs_[G.governor];
-      const PetscInt k = G.governor;
-      add(Governor{t.c, t.k, G.c.M(), {t.k * t.c.Vmin, t.k * t.c.Vmax, 1 + nG + k}},
-          {{gov(k, 0), gov(k, 1), gs(g, 3), pm(g)}, {gov(k, 0), gov(k, 1), gs(g, 3)}, {pR(k)}, guardsOf(nG + k)});
+    std::vector<PetscInt> machineRows;
+    for (PetscInt k = 0; k < r.numMachine; ++k) machineRows.push_back(m0 + k);
+    auto with = [](std::vector<PetscInt> v, std::initializer_list<PetscInt> more) {
+      v.insert(v.end(), more);
+      return v;
+    };
+    switch (G.machine) {
+    case MachineKind::Classical:
+      add(ClassicalMachine{G.m, governed}, {with(machineRows, {vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
+      break;
+    case MachineKind::TwoAxis:
+      add(Machine{G.legacy, governed, false}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
+      break;
+    case MachineKind::RoundRotor:
+      add(RoundRotorMachine{G.m, governed}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
+      break;
+    case MachineKind::SalientPole:
+      add(SalientPoleMachine{G.m, governed}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
+      break;
+    }
+    const PetscInt e0 = r.exciter;
+    switch (G.exciter) {
+    case ExciterKind::None: break;
+    case ExciterKind::IEEET1Simple:
+      add(Exciter{G.legacy, {G.legacy.VRmin, G.legacy.VRmax, 1 + limiter}},
+          {{e0, e0 + 1, e0 + 2, vr(b), vi(b), r.vref, r.ka}, {e0, e0 + 1, e0 + 2, r.vref, r.ka}, {}, guardsOf(limiter)});
+      ++limiter;
+      break;
+    case ExciterKind::DC:
+      add(G.dc, {{e0, e0 + 1, e0 + 2, e0 + 3, e0 + 4, vr(b), vi(b), r.vref, r.ka, r.ke}, {e0, e0 + 1, e0 + 2, e0 + 3, e0 + 4}, {}, guardsOf(limiter)});
+      ++limiter;
+      break;
+    case ExciterKind::SEXS:
+      add(G.sexs, {{e0, e0 + 1, vr(b), vi(b), r.vref, r.ka}, {e0, e0 + 1}, {}, guardsOf(limiter)});
+      ++limiter;
+      break;
     }
   }
+  for (PetscInt k = 0; k < numGovernors(); ++k) {
+    const Gov &t = govs_[k];
+    const Gen &G = gens_[t.gen];
+    const PetscInt l = numLimiters() - numGovernors() + k;
+    add(Governor{t.c, t.k, G.m.M(), {t.k * t.c.Vmin, t.k * t.c.Vmax, 1 + l}},
+        {{gov(k, 0), gov(k, 1), omegaRow(t.gen), G.rows.pm}, {gov(k, 0), gov(k, 1), omegaRow(t.gen)}, {pR(k)}, guardsOf(l)});
+  }
   {  // initial state: the power flow
+    CasePowerFlowStart start;
+    start.pf = pf, start.gens = gens_, start.gensAt = gensAt, start.pvSpecOfGen = pvSpecOfGen;
+    for (const LoadAt &l : loads_) start.loadBus.push_back(l.bus);
     std::vector<PetscInt> rows, params;
     for (PetscInt g = 0; g < nG; ++g) {
-      for (PetscInt k = 0; k < 9; ++k) rows.push_back(gs(g, k));
-      rows.push_back(vref(g)), rows.push_back(ka(g)), rows.push_back(pm(g));
-      if (gens_[g].governor >= 0) rows.push_back(gov(gens_[g].governor, 0)), rows.push_back(gov(gens_[g].governor, 1));
+      const auto r = generatorStartRows(gens_[g], *this, g);
+      rows.insert(rows.end(), r.begin(), r.end());
     }
     for (PetscInt l = 0; l < numLoads(); ++l) rows.push_back(loadRef(l));
     for (PetscInt b = 0; b < nB; ++b) rows.push_back(vr(b)), rows.push_back(vi(b));
+    start.numWritten = (PetscInt)rows.size();
     params = {pVm(pf->slack), pTh(pf->slack)};
     for (PetscInt g : pf->pvGen) params.push_back(pP(g));
     for (PetscInt b : pf->pvBus) params.push_back(pVm(b));
-    for (PetscInt g = 0; g < nG; ++g) params.push_back(pKA(g));
-    std::vector<PetscInt> loadBus;
-    for (const LoadAt &l : loads_) loadBus.push_back(l.bus);
-    add(CasePowerFlowStart{pf, gens_, loadBus}, {{}, rows, params, {}});
+    for (PetscInt g = 0; g < nG; ++g)
+      if (gens_[g].gain >= 0) params.push_back(pKA(g));
+    add(start, {{}, rows, params, {}});
   }
   for (const AdmittanceEntry &y : pf->Y)
     add(Admittance{y.y.real(), y.y.imag(), 0.0, 0.0}, {{vr((PetscInt)y.j), vi((PetscInt)y.j)}, {vr((PetscInt)y.i), vi((PetscInt)y.i)}, {}, {}});
@@ -378,40 +645,73 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     const PetscInt b = loads_[l].bus;
     add(Load{loads_[l].P, loads_[l].Q}, {{vr(b), vi(b), loadRef(l)}, {vr(b), vi(b)}, {}, {}});
   }
-  add(FaultShunt{1.0 / o.rfault}, {{vr(faultBus), vi(faultBus)}, {vr(faultBus), vi(faultBus)}, {}, {}});
-  const PetscInt on = pTon(), off = pToff();
-  addTimeEvent("fault_on", [on](const TimeScalar *p) -> TimeScalar { return p[on]; });
-  addTimeEvent("fault_off", [off](const TimeScalar *p) -> TimeScalar { return p[off]; });
-  addTimeEvent("limiter_check_on", [on](const TimeScalar *p) -> TimeScalar { return p[on]; });
-  addTimeEvent("limiter_check_off", [off](const TimeScalar *p) -> TimeScalar { return p[off]; });
+  PetscCall(addDisturbances());
   PetscCall(setUp());
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const {
-  PetscFunctionBeginUser;
+PetscInt CaseGrid::gs(PetscInt g, PetscInt k) const {
+  const GenRows &r = gens_[g].rows;
+  switch (k) {
+  case 6: return r.efd;
+  case 7: return r.rf;
+  case 8: return gens_[g].exciter == ExciterKind::SEXS ? -1 : r.vr;
+  default: return k >= 0 && k < 6 ? r.machine + k : -1;
+  }
+}
+
+std::vector<PetscReal> CaseGrid::powerFlowSpec(const std::vector<PetscReal> &p) const {
   std::vector<PetscReal> spec = {p[pVm(pf_->slack)], p[pTh(pf_->slack)]};
   for (PetscInt g : pf_->pvGen) spec.push_back(p[pP(g)]);
   for (PetscInt b : pf_->pvBus) spec.push_back(p[pVm(b)]);
+  return spec;
+}
+
+PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const {
+  PetscFunctionBeginUser;
+  const std::vector<PetscReal> spec = powerFlowSpec(p);
   const auto s = pf_->solve<PetscReal>(spec.data());
   *mismatch = s.norm;
   PetscCheck(s.converged, PETSC_COMM_WORLD, PETSC_ERR_NOT_CONVERGED,
              "the initial power flow does not converge for these parameters (mismatch %g after 30 Newton steps)", (double)s.norm);
+  Vec u0;
+  PetscCall(VecCreateMPI(comm(), ownershipEnd() - ownershipBegin(), PETSC_DETERMINE, &u0));
+  PetscCall(initialState(ModeContext{p, initialDiscreteState()}, u0));
+  for (PetscInt l = 0; l < numLimiters(); ++l) {
+    PetscScalar x;
+    PetscCall(globalEntry(u0, limiters_[l].row, &x));
+    PetscCheck(x >= limiters_[l].lo && x <= limiters_[l].hi, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+               "generator %s (%s): the start needs %s = %g, outside its limiter's band [%g, %g]: the case cannot start at rest with these data",
+               genLabel(limiters_[l].gen).c_str(), genModels(limiters_[l].gen).c_str(), limiters_[l].name.c_str(), (double)x, (double)limiters_[l].lo,
+               (double)limiters_[l].hi);
+  }
+  PetscCall(VecDestroy(&u0));
   PetscFunctionReturn(0);
 }
 
-std::string CaseGrid::limiterName(PetscInt l) const {
-  return l < numGens() ? "VR" + std::to_string(gens_[l].busNumber) : "Pv" + std::to_string(gens_[govs_[l - numGens()].gen].busNumber);
+std::vector<std::string> CaseGrid::supportedModels() { return {"GENCLS", "GENROU", "GENSAL", "IEEET1", "EXDC1", "ESDC1A", "SEXS", "TGOV1"}; }
+
+// Mirrors the parameters the power-flow start kernel reads (build(): slack |V| and θ, the P of
+// the generators at PV buses, |V| of the PV buses).
+std::string CaseGrid::ineffectiveParameter(PetscInt k) const {
+  const std::string flow = "an output of the power flow, which determines it";
+  if ((k == pTon() || k == pToff()) && std::find(faultFlag_.begin(), faultFlag_.end(), 0) == faultFlag_.end())
+    return "the run has no bus fault that uses it (-no_fault, or an events file without a bus_fault)";
+  for (PetscInt g = 0; g < numGens(); ++g) {
+    if (k == pQ(g)) return "the reactive power of generator " + gens_[g].label + " is " + flow + " (set |V| of a PV or slack bus)";
+    if (k == pP(g) && gens_[g].bus == pf_->slack)
+      return "the active power of generator " + gens_[g].label + " at the slack bus is " + flow + " (set P of the PV generators)";
+  }
+  for (PetscInt b = 0; b < numBuses(); ++b) {
+    if (k == pVm(b) && b != pf_->slack && pf_->pvOf[b] < 0) return "|V| of PQ bus " + std::to_string(buses_[b]) + " is " + flow;
+    if (k == pTh(b) && b != pf_->slack) return "the angle of bus " + std::to_string(buses_[b]) + " (not the slack) is " + flow;
+  }
+  return "";
 }
 
 GuardInfo CaseGrid::guardInfo(PetscInt j) const { return limiterGuardInfo(limiterName(j / 4), j % 4); }
 
-// A GENCLS has no exciter: its limiter's guards are never evaluated, so never active.
-bool CaseGrid::guardActive(PetscInt j, const DiscreteState &d) const {
-  const PetscInt l = j / 4;
-  if (l < numGens() && gens_[l].classical) return false;
-  return limiterGuardActive(j % 4, d[1 + l]);
-}
+bool CaseGrid::guardActive(PetscInt j, const DiscreteState &d) const { return limiterGuardActive(j % 4, d[1 + j / 4]); }
 
 // Collective (the engine calls it on every rank with the replicated d).
 PetscErrorCode CaseGrid::transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const {
@@ -420,30 +720,31 @@ PetscErrorCode CaseGrid::transition(const EventId &id, PetscReal t, Vec u, Discr
     d[1 + id.index / 4] = limiterFlagAfter(id.index % 4);
     PetscFunctionReturn(0);
   }
-  switch (id.index) {
-  case 0: d[0] = 1; break;  // fault on
-  case 1: d[0] = 0; break;  // fault off
-  default: {
+  PetscCall(disturbanceTransition(id.index, t, u, d));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode CaseGrid::releaseReversedExciterLimiters(PetscReal t, Vec u, DiscreteState &d) const {
+  PetscFunctionBeginUser;
+  {
     // u is the state after the fault switched and the network was re-solved: an exciter limiter
-    // whose free VR' now points back into the band is released (no crossing would report it).
-    // The exciters' leave-guards read states only (Vref, KA are states), so p is not needed (the
-    // placeholder keeps the governors' guards finite); a governor valve's free rate reads
+    // whose free rate now points back into the band is released (no crossing would report it).
+    // The exciters' leave-guards read states only (Vref, KA, KE are states), so p is not needed
+    // (the placeholder keeps the governors' guards finite); a governor valve's free rate reads
     // differential states only, which do not jump at a fault.
     std::vector<PetscScalar> local(numGuards(), 0.0), all(numGuards(), 0.0);
     const std::vector<PetscReal> placeholder(numParams(), 1.0);
     PetscCall(guards(t, u, ModeContext{placeholder, d}, local.data()));
     PetscCallMPI(MPI_Allreduce(local.data(), all.data(), (int)numGuards(), MPIU_SCALAR, MPIU_SUM, comm()));
-    for (PetscInt g = 0; g < numGens(); ++g) {
-      releaseIfReversed(d[1 + g], all[4 * g + LeaveMax]);  // = the free VR' (same value for LeaveMin)
-    }
-  }
+    for (PetscInt l = 0; l < numLimiters(); ++l)
+      if (!limiters_[l].governor) releaseIfReversed(d[1 + l], all[4 * l + LeaveMax]);  // = the free rate (same value for LeaveMin)
   }
   PetscFunctionReturn(0);
 }
 
 FrequencyViolationCost::FrequencyViolationCost(const CaseGrid &grid, PetscInt g, PetscReal fmax, PetscReal fmin, PetscReal sigma, PetscReal eta)
-    : LocalKernelCost(grid), name_("H" + std::to_string(grid.genBusNumber(g))) {
-  add(FrequencyViolation{fmax, fmin, sigma, eta}, {{grid.gs(g, 3)}, {}, {}, {}});
+    : LocalKernelCost(grid), name_("H" + grid.genLabel(g)) {
+  add(FrequencyViolation{fmax, fmin, sigma, eta}, {{grid.omegaRow(g)}, {}, {}, {}});
 }
 
 } // namespace grid

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <sys/stat.h>
+
 namespace hybridsens {
 namespace power {
 
@@ -15,6 +17,10 @@ void fail(const SourceLine &where, const std::string &what, PetscErrorCode code)
 }
 
 std::vector<std::string> readLines(const std::string &path) {
+  // An ifstream opens a directory without complaint on Linux and then fails to read it: say what it is.
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
+    throw CaseFileError(PETSC_ERR_FILE_OPEN, path + ": is a directory, not a case file (give the path of the file itself)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CaseFileError(PETSC_ERR_FILE_OPEN, path + ": cannot open the file for reading");
   std::vector<std::string> lines;

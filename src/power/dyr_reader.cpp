@@ -4,6 +4,7 @@
 
 #include <hybridsens/power/readers.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -22,6 +23,15 @@ const char *roleOf(const std::string &model) {
   if (model == "GENCLS" || model == "GENROU" || model == "GENSAL") return "machine";
   if (model == "TGOV1" || model == "IEEEG1") return "governor";
   return "exciter";
+}
+
+// A record whose '/' is missing runs into the next one: a later line of it starts like a record
+// (a bus number, then a quoted model name). Say so instead of reporting a field count.
+void refuseRunOnRecord(const std::vector<Token> &record) {
+  for (std::size_t i = 3; i + 1 < record.size(); ++i)
+    if (record[i].where.line != record[i - 1].where.line && !record[i].field.quoted && record[i + 1].field.quoted)
+      fail(record[0].where, "the record of model " + upper(trim(record[1].field.text)) + " has no terminating '/' before the record that starts at line " +
+                                std::to_string(record[i].where.line) + " (every DYR record ends with '/')");
 }
 
 DynamicData readDyrFile(const std::string &path, const DyrOptions &opt) {
@@ -54,17 +64,24 @@ DynamicData readDyrFile(const std::string &path, const DyrOptions &opt) {
     DynamicRecord r;
     r.where = start;
     r.bus = parseInteger(record[0].field.text, record[0].where, "bus number");
+    if (!record[1].field.quoted)
+      fail(start, "the second field '" + record[1].field.text +
+                      "' is not a quoted model name: a DYR record is bus 'MODEL' id parameters... / (is this a RAW file? give the RAW file first, then the DYR file)");
     r.model = upper(trim(record[1].field.text));
     r.id = trim(record[2].field.text);
     if (r.bus < 1) fail(start, "bus number " + record[0].field.text + " of model " + r.model + ": must be positive");
     if (r.model.empty()) fail(record[1].where, "empty model name");
+    refuseRunOnRecord(record);
     const std::vector<std::string> &names = modelParameterNames(r.model);
-    if (names.empty()) {
+    const std::vector<std::string> known = opt.models.empty() ? supportedDynamicModels() : opt.models;
+    if (names.empty() || std::find(known.begin(), known.end(), r.model) == known.end()) {
       if (!opt.skipUnknownModels) {
-        std::string known;
-        for (const std::string &m : supportedDynamicModels()) known += (known.empty() ? "" : ", ") + m;
-        fail(start, "model '" + r.model + "' at bus " + std::to_string(r.bus) + " is not supported (supported: " + known +
-                        "; or ask the reader to skip unsupported models)",
+        std::string list;
+        for (const std::string &m : known) list += (list.empty() ? "" : ", ") + m;
+        fail(start, "model '" + r.model + "' at bus " + std::to_string(r.bus) + " is not supported" + (opt.user.empty() ? "" : " by " + opt.user) +
+                        " (supported: " + list + "); " +
+                        (opt.skipOption.empty() ? "or ask the reader to skip unsupported models"
+                                                : opt.skipOption + " skips the records of unsupported models (and lists them)"),
              PETSC_ERR_SUP);
       }
       out.skipped.push_back(start.str() + ": model '" + r.model + "' at bus " + std::to_string(r.bus) + " skipped (unsupported)");

@@ -72,7 +72,21 @@ private:
     return line;
   }
 
+  // The files a RAW reader is most often handed by mistake, recognized by their first line: a
+  // MATPOWER case ("function mpc = case39" or "mpc.baseMVA = ...") and a DYR file (bus 'MODEL' id ... /).
+  void refuseOtherFormat(const SourceLine &w) const {
+    const std::string first = trim(lines_[0]);
+    if (first.rfind("function", 0) == 0 || first.rfind("mpc", 0) == 0 || first.rfind("%", 0) == 0)
+      fail(w, "this is a MATPOWER case file (it starts with '" + first.substr(0, 24) + "'), not a PSS/E RAW file: a RAW file starts with IC, SBASE, REV, ...",
+           PETSC_ERR_FILE_UNEXPECTED);
+    const std::vector<Field> f = splitFields(lines_[0], w, false);
+    if (f.size() >= 2 && f[1].quoted)
+      fail(w, "this looks like a PSS/E DYR file (bus 'MODEL' id parameters /), not a RAW file: give the RAW network file first, then the DYR file",
+           PETSC_ERR_FILE_UNEXPECTED);
+  }
+
   void readHeader(NetworkCase &net) {
+    if (!lines_.empty()) refuseOtherFormat(at(0));
     if (lines_.size() < 3) fail(at(lines_.empty() ? 0 : lines_.size() - 1), "file ends inside the 3-line case header (a RAW file starts with IC, SBASE, REV, ... and two title lines)");
     const SourceLine w = at(0);
     const std::vector<Field> f = splitFields(lines_[0], w, true);

@@ -2,6 +2,7 @@
 record or the option (the readers' own refusals are tested in test_power_bad_files; an edited
 DYR with subtransient GENROU data in tests/grid_wecc9.py)."""
 import os
+import re
 
 from case import Case, option_error
 
@@ -10,11 +11,28 @@ GRIDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "da
 RAW = os.path.join(GRIDS, "wecc9.raw")
 DYR = os.path.join(GRIDS, "wecc9.dyr")
 IEEE14 = [os.path.join(GRIDS, "ieee14.raw"), os.path.join(GRIDS, "ieee14.dyr")]
+FILES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grid_files")
+
+
+def events(name):
+    return os.path.join(FILES, name)
+
+
+def skipped_listed(run):
+    """-skip_unknown_models names every record it skips (file:line and model)."""
+    return None if re.search(r"ieee14.dyr:\d+: model 'ST2CUT' at bus 1 skipped", run.stdout) else "the skipped ST2CUT record is not listed"
+
+
+def full_help(run):
+    """-help without a case lists the parameters, the disturbance options and the library's options."""
+    out = run.stdout + run.stderr
+    missing = [w for w in ("-P<bus>", "-t_off", "-no_fault", "-fault_bus", "-hs_summary", "-hs_adjoint", "-ts_type", "-grid_csv") if w not in out]
+    return ("-help without a case does not list " + ", ".join(missing)) if missing else None
 
 
 CASES = [
-    Case("grid_no_dyr", TOOL, [RAW], error=r"usage: hybridsens-grid CASE.raw CASE.dyr .*the dynamic data CASE.dyr is needed", area="grid"),
-    Case("grid_events_file_not_yet", TOOL, [RAW, DYR, "events.json"], error=r"an events file is not supported yet", area="grid"),
+    # Without a DYR every generator lacks a machine record: refused by name unless a generic model is chosen.
+    Case("grid_no_dyr", TOOL, [RAW], error=r"wecc9.raw:\d+: generator at bus 1 id '1' has no machine record .*-generic_machine gencls", area="grid"),
     Case("grid_fault_bus_unknown", TOOL, [RAW, DYR, "-fault_bus", "10"], error=r"-fault_bus 10: no such bus in .*wecc9.raw", area="grid"),
     Case("grid_fault_cleared_before_applied", TOOL, [RAW, DYR, "-t_on", "1.2", "-t_off", "1.1"], error=r"need -t_on < -t_off \(got 1.2, 1.1\)",
          area="grid"),
@@ -27,9 +45,60 @@ CASES = [
     Case("grid_misspelled_option", TOOL, [RAW, DYR, "-t_of", "1.2"], error=r"-t_of \(did you mean -t_off\?\)", area="grid"),
     Case("grid_rfault_zero", TOOL, [RAW, DYR, "-rfault", "0"], error=option_error("-rfault"), area="grid"),
     Case("grid_negative_KA", TOOL, [RAW, DYR, "-KA2", "-1"], error=option_error("-KA2"), area="grid"),
-    # IEEE 14 (ANDES' DYR): the reader refuses its unknown models; skipping them, the builder
-    # refuses its subtransient GENROU records.
-    Case("grid_ieee14_unknown_model", TOOL, IEEE14, error=r"ieee14.dyr:\d+: model 'ST2CUT' at bus 1 is not supported", area="grid"),
-    Case("grid_ieee14_subtransient_genrou", TOOL, IEEE14 + ["-skip_unknown_models"],
-         error=r"ieee14.dyr:\d+: GENROU at bus 1 id '1': subtransient dynamics .* not supported yet", area="grid"),
+    # IEEE 14 (ANDES' DYR): its unsupported models are refused, naming the supported ones and the option that skips them.
+    Case("grid_ieee14_unknown_model", TOOL, IEEE14,
+         error=r"ieee14.dyr:\d+: model 'ST2CUT' at bus 1 is not supported by hybridsens-grid \(supported: GENCLS, GENROU, [^)]*TGOV1\); -skip_unknown_models skips",
+         area="grid"),
+    # Skipping them, the case runs and the skipped records are listed.
+    Case("grid_ieee14_skip_unknown", TOOL, IEEE14 + ["-skip_unknown_models"], check=skipped_listed, area="grid"),
+    # Power-flow outputs set as parameters had no effect (a silent wrong answer): refused by name, saying why.
+    Case("grid_set_Q", TOOL, [RAW, DYR, "-Q2", "0.5"], error=r"-Q2 cannot be set: the reactive power of generator 2 is an output of the power flow",
+         area="grid"),
+    Case("grid_set_slack_P", TOOL, [RAW, DYR, "-P1", "1.0"], error=r"-P1 cannot be set: the active power of generator 1 at the slack bus is an output of the power flow",
+         area="grid"),
+    Case("grid_set_PQ_Vm", TOOL, [RAW, DYR, "-Vm5", "1.0"], error=r"-Vm5 cannot be set: \|V\| of PQ bus 5 is an output of the power flow", area="grid"),
+    Case("grid_set_nonslack_th", TOOL, [RAW, DYR, "-th2", "0.1"], error=r"-th2 cannot be set: the angle of bus 2 \(not the slack\) is an output of the power flow",
+         area="grid"),
+    Case("grid_t_on_without_fault", TOOL, [RAW, DYR, "-no_fault", "-t_on", "1.5"], error=r"-t_on cannot be set: the run has no bus fault", area="grid"),
+    Case("grid_fault_bus_with_events_file", TOOL, [RAW, DYR, events("no_such_bus.json"), "-fault_bus", "7"],
+         error=r"-fault_bus / -rfault set the command line's fault, which .*no_such_bus.json replaces", area="grid"),
+    # Unclear errors made clear.
+    Case("grid_case_is_directory", TOOL, [GRIDS, DYR], error=r"grids/?: is a directory, not a case file", area="grid"),
+    # (a .m file is read as MATPOWER; another name is read as RAW)
+    Case("grid_matpower_as_raw", TOOL, [os.path.join(FILES, "matpower_named.raw"), DYR],
+         error=r"matpower_named.raw:1: this is a MATPOWER case file .*not a PSS/E RAW file", area="grid"),
+    Case("grid_dyr_as_raw", TOOL, [DYR, RAW], error=r"wecc9.dyr:1: this looks like a PSS/E DYR file .*give the RAW network file first", area="grid"),
+    Case("grid_raw_as_dyr", TOOL, [RAW, RAW], error=r"wecc9.raw:1: the second field '100.00' is not a quoted model name", area="grid"),
+    Case("grid_dyr_missing_slash", TOOL, [RAW, os.path.join(FILES, "missing_slash.dyr")],
+         error=r"missing_slash.dyr:1: the record of model GENROU has no terminating '/' before the record that starts at line 2", area="grid"),
+    Case("grid_ts_type_explicit", TOOL, [RAW, DYR, "-ts_type", "rk"], error=r"-ts_type rk is an explicit method; the grid model is a DAE .*cn \(the default\), beuler or theta",
+         area="grid"),
+    # An unwritable output is refused before the run (no "N steps" line of a finished simulation).
+    Case("grid_summary_unwritable", TOOL, [RAW, DYR, "-hs_summary", "/nonexistent_dir/s.json"],
+         error=r"\A(?!.*\d+ steps).*-hs_summary /nonexistent_dir/s\.json", area="grid"),
+    Case("grid_help_without_case", TOOL, ["-help"], check=full_help, area="grid"),
+    # The events file: every malformed entry names the file and the entry.
+    Case("grid_events_not_json", TOOL, [RAW, DYR, events("not_json.json")], error=r"not_json.json: not valid JSON at byte \d+", area="grid"),
+    Case("grid_events_unknown_type", TOOL, [RAW, DYR, events("unknown_type.json")], error=r"unknown_type.json: entry 2 \(bus_flicker\): unknown type", area="grid"),
+    Case("grid_events_missing_t_off", TOOL, [RAW, DYR, events("missing_t_off.json")], error=r"missing_t_off.json: entry 1 \(bus_fault\): missing \"t_off\"",
+         area="grid"),
+    Case("grid_events_cleared_before_applied", TOOL, [RAW, DYR, events("cleared_before_applied.json")],
+         error=r"cleared_before_applied.json: entry 1 \(bus_fault\): the fault must be applied before it is cleared", area="grid"),
+    Case("grid_events_unknown_key", TOOL, [RAW, DYR, events("unknown_key.json")], error=r"unknown_key.json: entry 1 \(bus_fault\): unknown key \"tclear\"",
+         area="grid"),
+    Case("grid_events_no_such_bus", TOOL, [RAW, DYR, events("no_such_bus.json")], error=r"no_such_bus.json: entry 1 \(bus_fault\): bus 42 does not exist in .*wecc9.raw",
+         area="grid"),
+    Case("grid_events_step_without_generator", TOOL, [RAW, DYR, events("step_without_generator.json")],
+         error=r"step_without_generator.json: entry 1 \(setpoint_step\): bus 5 has no in-service generator", area="grid"),
+    Case("grid_events_bad_setpoint", TOOL, [RAW, DYR, events("bad_setpoint.json")], error=r"bad_setpoint.json: entry 1 \(setpoint_step\): needs \"setpoint\": \"Vref\"",
+         area="grid"),
+    Case("grid_events_time_as_text", TOOL, [RAW, DYR, events("time_as_text.json")], error=r"time_as_text.json: entry 1 \(setpoint_step\): \"time\" must be a number",
+         area="grid"),
+    Case("grid_events_after_horizon", TOOL, [RAW, DYR, events("after_horizon.json")],
+         error=r"after_horizon.json: entry 1 \(bus_fault\): the disturbance \(-t_off 7\.?\) must be applied and cleared before the final time", area="grid"),
+    Case("grid_events_empty", TOOL, [RAW, DYR, events("empty.json")], error=r"empty.json: no events \(for a run without a disturbance use -no_fault\)", area="grid"),
+    Case("grid_events_trip_no_branch", TOOL, [RAW, DYR, events("trip_no_branch.json")],
+         error=r"trip_no_branch.json: entry 1 \(line_trip\): no in-service line or transformer between buses 4 and 9", area="grid"),
+    Case("grid_events_generator_trip", TOOL, [RAW, DYR, events("generator_trip.json")],
+         error=r"generator_trip.json: entry 1 \(generator_trip\): not supported yet", area="grid"),
 ]

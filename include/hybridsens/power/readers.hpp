@@ -16,8 +16,8 @@
 // VSC, impedance correction, multi-terminal DC, FACTS, GNE or induction machine sections.
 //
 // readDyr: PSS/E DYR records "bus 'MODEL' id p1 p2 ... /", which may span lines. A record of a
-// model that is not supported is an error naming file:line and the model, unless
-// options.skipUnknownModels is set: then it is skipped and listed in DynamicData::skipped. With
+// model that is not supported (or not among options.models) is an error naming file:line and the
+// model, unless options.skipUnknownModels is set: then it is skipped and listed in DynamicData::skipped. With
 // options.network, every record's bus must exist in it and carry a generator with that id.
 //
 // readMatpower: MATPOWER case format version 2 (mpc.version = '2'): mpc.baseMVA, mpc.bus,
@@ -31,6 +31,7 @@
 #include <petscsys.h>
 
 #include <string>
+#include <vector>
 
 namespace hybridsens {
 namespace power {
@@ -40,6 +41,11 @@ PetscErrorCode readRaw(const std::string &path, NetworkCase *out);
 struct DyrOptions {
   bool skipUnknownModels = false;
   const NetworkCase *network = nullptr;  // if set: buses and machine ids are checked against it
+  // The models the caller supports (a subset of supportedDynamicModels(); empty: all of them):
+  // the others are unsupported (refused, or skipped with skipUnknownModels).
+  std::vector<std::string> models;
+  // For the refusal's message: who refuses ("hybridsens-grid") and the option that skips (e.g. "-skip_unknown_models").
+  std::string user, skipOption;
 };
 PetscErrorCode readDyr(const std::string &path, const DyrOptions &options, DynamicData *out);
 
