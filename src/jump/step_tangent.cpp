@@ -30,6 +30,11 @@ PetscErrorCode StepTangent::setUp(Vec like) {
   PetscCall(KSPCreate(dyn_.comm(), &ksp_));
   PetscCall(KSPSetOptionsPrefix(ksp_, "hs_tangent_"));
   PetscCall(setDirectSolveDefaults(ksp_));
+  if (dyn_.isIndex2()) {
+    PC pc;  // the step's matrix has zeros on an index-2 DAE's algebraic diagonal: pivoting LU
+    PetscCall(KSPGetPC(ksp_, &pc));
+    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  }
   PetscCall(KSPSetFromOptions(ksp_));
   PetscFunctionReturn(0);
 }
