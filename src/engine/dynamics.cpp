@@ -543,6 +543,7 @@ PetscErrorCode Dynamics::reinitialize(PetscReal t, Vec u, const DiscreteState &d
     // projection for the model (which one is physics: a constraint impulse, a mass metric), and
     // the derivative of the one the model chose must be in its reset Jacobian.
     const PetscReal tol = 1e-10;
+    PetscCall(assembleHiddenConstraintMatrix(t, u, d));  // refuses k reading y before k is judged
     PetscCall(rhs(t, u, d, work_));
     PetscCall(zeroDifferential(work_));
     PetscCall(VecNorm(work_, NORM_INFINITY, &res));
@@ -629,11 +630,11 @@ PetscErrorCode Dynamics::solveHiddenConstraint(PetscReal t, Vec u, const Discret
   PetscFunctionBeginUser;
   if (!fullUdot_) PetscCall(VecDuplicate(templ_, &fullUdot_));
   for (PetscInt it = 0; it < maxit; ++it) {
+    PetscCall(rhsTimeDerivative(t, u, d, fullUdot_));  // first: it uses work2_ as scratch
     PetscCall(rhs(t, u, d, work_));
     PetscCall(zeroAlgebraic(work_));  // P_x f
     PetscCall(assembleHiddenConstraintMatrix(t, u, d));
     PetscCall(MatMult(J_, work_, work2_));  // algebraic rows: k_x f
-    PetscCall(rhsTimeDerivative(t, u, d, fullUdot_));
     PetscCall(VecAXPY(work2_, 1.0, fullUdot_));
     PetscCall(zeroDifferential(work2_));  // [0; h]
     PetscCall(VecNorm(work2_, NORM_INFINITY, &res));
