@@ -16,7 +16,8 @@ examples/five_bar, both GGL mechanics under backward Euler.
   * 2 MPI ranks (the ADModel state lives on rank 0) reproduce the serial gradient (both with MUMPS).
 --example five_bar: constraint residuals, forward = adjoint (≤ 1e-12 with T = 1.5, three impacts;
   ≤ 1e-11 at T = 5), FD (every parameter), must-fail
-  switches, and the gradient's self-convergence at order 1 (dt = 4e-3, 2e-3, 1e-3).
+  switches, and first-order convergence of the gradient (T = 0.6, one impact; dt = 4e-3 … 5e-4
+  against dt = 1.25e-4: least-squares slope in [0.8, 1.6], measured 1.03…1.43).
 
 Forward = adjoint at the default horizons (3000 and 2500 steps) is asserted to 1e-11: PETSc's backward Euler tangent
 S + (M/h − J)⁻¹(JS + f_p) and its adjoint accumulate round-off differently over thousands of steps
@@ -24,7 +25,7 @@ of an O(h⁻²)-conditioned index-2 system — the same 1e-12…3e-12 appears in
 event (-wall -0.95), so it is not a jump term (measured: pendulum 1.8e-12, five_bar 5.5e-12 at the
 defaults; pendulum without events, T = 3: 2.9e-12; T = 1: 1.5e-14).
 """
-import argparse, json, os, re, subprocess, sys, tempfile
+import argparse, json, math, os, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fwd_common as fc  # noqa: E402
@@ -137,11 +138,19 @@ if args.example == "pendulum":
 else:
     base = []
     s = common_checks("five_bar", base, 5)
-    dts = ["4e-3", "2e-3", "1e-3"]
-    runs = [run(["-ts_dt", dt, "-hs_adjoint", "-ts_max_time", "2"])[0] for dt in dts]
-    for k in range(len(runs[0]["objective"])):
-        diffs = [scaled_diff(grad(runs[i])[k], grad(runs[i + 1])[k]) for i in range(len(runs) - 1)]
-        print(f"five_bar cost {k}: gradient self-differences {', '.join(f'{d:.3e}' for d in diffs)}")
-        check(1.6 <= diffs[0] / diffs[1] <= 2.6, f"five_bar cost {k}: not first order ({diffs})")
+    # First order against a fine-step reference. With events the O(h) error constant depends on
+    # where the impact falls in its step, so successive ratios are irregular (measured 0.75…5.1
+    # between neighbours); the least-squares slope over an 8× range of h is the robust measure.
+    short = ["-hs_adjoint", "-ts_max_time", "0.6"]  # one impact
+    ref, _ = run(short + ["-ts_dt", "1.25e-4"])
+    dts = [4e-3, 2e-3, 1e-3, 5e-4]
+    runs = [run(short + ["-ts_dt", repr(dt)])[0] for dt in dts]
+    for k in range(len(ref["objective"])):
+        errs = [scaled_diff(grad(r)[k], grad(ref)[k]) for r in runs]
+        xs, ys = [math.log(h) for h in dts], [math.log(e) for e in errs]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        slope = sum((a - mx) * (b - my) for a, b in zip(xs, ys)) / sum((a - mx) ** 2 for a in xs)
+        print(f"five_bar cost {k}: gradient errors {', '.join(f'{e:.3e}' for e in errs)} (vs dt = 1.25e-4), slope {slope:.2f}")
+        check(0.8 <= slope <= 1.6 and errs[-1] <= errs[0] / 5, f"five_bar cost {k}: not first order (slope {slope:.3g}, errors {errs})")
 
 sys.exit(fc.summary_line())

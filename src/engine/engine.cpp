@@ -557,21 +557,6 @@ PetscErrorCode Engine::advanceTangentLinearModel(PetscInt step) {
   PetscCall(TSSetTime(ts_, start_.t));
   PetscCall(TSSetTimeStep(ts_, currentH_));
   PetscCall(TSSetStepNumber(ts_, step - 1));
-  if (dyn_.isIndex2()) {
-    // PETSc's backward Euler tangent is S + (M/h − J)⁻¹(J S + f_p): S's algebraic rows cancel in
-    // exact arithmetic (the step reads only M S) but not in round-off, which the O(h⁻²)-conditioned
-    // index-2 matrix amplifies (forward vs adjoint 2e-12 instead of 1e-14). They have been read by
-    // whatever observes the previous step end; zero them as the step's input.
-    Mat S;
-    PetscInt N;
-    PetscCall(TSForwardGetSensitivities(ts_, &N, &S));
-    for (PetscInt j = 0; j < N; ++j) {
-      Vec col;
-      PetscCall(MatDenseGetColumnVec(S, j, &col));
-      PetscCall(dyn_.zeroAlgebraic(col));
-      PetscCall(MatDenseRestoreColumnVec(S, j, &col));
-    }
-  }
   PetscCall(TSForwardStep(ts_));
   PetscCall(TSSetStepNumber(ts_, step));
   PetscCall(TSSetTime(ts_, tEnd));
