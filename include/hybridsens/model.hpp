@@ -88,6 +88,14 @@ public:
   virtual PetscInt localSize() const = 0;
   // Global indices (owned by this rank) of algebraic components; empty for an ODE.
   virtual std::vector<PetscInt> algebraicIndices() const { return {}; }
+  // 1 (default): the algebraic rows are 0 = g(t, x, y, p; d) with g_y nonsingular.
+  // 2: Hessenberg index 2, x' = f(t, x, y, p; d), 0 = k(t, x, p; d) with k_x f_y nonsingular;
+  // the algebraic rows must not read y (k_y = 0). Then (docs/index2-daes.md): only backward
+  // Euler is accepted; initialState and every reset must deliver a differential part on the
+  // constraint (k = 0 to 1e-10, checked, an error otherwise) and the derivative of any
+  // projection a reset does is part of its Jacobian; the library recomputes y from the hidden
+  // constraint k_x f + k_t = 0; guards and costs must not read y at an event instant.
+  virtual PetscInt daeIndex() const { return 1; }
   virtual DiscreteState initialDiscreteState() const { return {}; }
   // Parameters are small and replicated on every rank.
   virtual std::vector<PetscReal> defaultParameters() const { return {}; }

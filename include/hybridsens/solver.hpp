@@ -120,6 +120,7 @@ private:
   PetscErrorCode resolveInitialStateIndices();
   PetscErrorCode checkOutputTimes(PetscReal t0, PetscReal tf) const;
   PetscErrorCode solveOnce();
+  PetscErrorCode refuseIndex2ObservationsAtEvents() const;
   PetscErrorCode collectResult(SolveResult &r) const;
   bool secondOrderAvailable() const;
   template <class F> PetscErrorCode withHessianSweeps(F &&f);

@@ -79,7 +79,7 @@ PetscErrorCode Solver::setFromOptions() {
     PetscCall(TSGetSNES(ts_, &snes));
     PetscCall(SNESGetKSP(snes, &ksp));
     PetscCall(VecGetSize(dyn_->templateVec(), &N));
-    PetscCall(refreshDirectSolveDefaults(ksp, N, &kspDefault_));
+    PetscCall(refreshDirectSolveDefaults(ksp, N, &kspDefault_, dyn_->isIndex2()));
   }
   // What the program set through the API is the default the command line overrides.
   SolverOptions o = opt_;
@@ -151,6 +151,26 @@ PetscErrorCode Solver::solve() {
   PetscFunctionReturn(0);
 }
 
+// For an index-2 DAE the sensitivity of the algebraic variables right after a reset is not
+// tracked (docs/index2-daes.md §4): a terminal cost, measurement or output at such an instant
+// could read it, so that is refused rather than differentiated as zero.
+PetscErrorCode Solver::refuseIndex2ObservationsAtEvents() const {
+  const TrajectoryStore &traj = engine_->trajectory();
+  std::vector<PetscReal> observed = costEval_->measurementTimes();
+  observed.insert(observed.end(), outputTimes_.begin(), outputTimes_.end());
+  PetscFunctionBeginUser;
+  for (const auto &r : engine_->log().records()) {
+    bool atObservation = r.step == traj.size() - 1;
+    for (PetscReal tm : observed) atObservation = atObservation || std::fabs(r.time - tm) <= 1e-12 * std::max<PetscReal>(1, std::fabs(tm));
+    PetscCheck(!atObservation, model_.comm(), PETSC_ERR_SUP,
+               "index-2 DAE: event '%s' at t = %.17g coincides with the final time, a measurement or an output time: the sensitivity "
+               "of the algebraic variables reinitialized there is not available; move the final time (-ts_max_time), the "
+               "measurement or the output off the event",
+               r.name.c_str(), (double)r.time);
+  }
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode Solver::solveOnce() {
   PetscReal t0, tf;
   PetscFunctionBeginUser;
@@ -212,6 +232,7 @@ PetscErrorCode Solver::solveOnce() {
   PetscCall(pushStage(forward_ ? "hybridsens forward+TLM" : "hybridsens forward"));
   PetscCall(engine_->run(u0_, t0, tf));
   PetscCall(PetscLogStagePop());
+  if (dyn_->isIndex2() && (forward_ || adjoint_)) PetscCall(refuseIndex2ObservationsAtEvents());
   solvedParams_ = params_;
   SolveResult r;
   r.initialStateIndices = u0Indices_;

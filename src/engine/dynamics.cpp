@@ -46,6 +46,24 @@ PetscErrorCode Dynamics::setUp() {
                "algebraicIndices(): index %" PetscInt_FMT " is not owned by this rank (range [%" PetscInt_FMT ",%" PetscInt_FMT "))", i, lo, hi);
   PetscInt nalgLocal = (PetscInt)alg.size();
   PetscCallMPI(MPI_Allreduce(&nalgLocal, &numAlgebraic_, 1, MPIU_INT, MPI_SUM, comm()));
+  const PetscInt index = model_.daeIndex();
+  PetscCheck(index == 1 || index == 2, comm(), PETSC_ERR_ARG_OUTOFRANGE,
+             "daeIndex() returns %" PetscInt_FMT ": 1 (semi-explicit index 1, g_y nonsingular) or 2 (Hessenberg index 2, "
+             "algebraic rows 0 = k(t, x, p) with k_x f_y nonsingular) are supported", index);
+  PetscCheck(index == 1 || numAlgebraic_ > 0, comm(), PETSC_ERR_ARG_WRONG,
+             "daeIndex() returns 2 but algebraicIndices() is empty: an index-2 DAE needs algebraic rows 0 = k(t, x, p)");
+  index2_ = index == 2;
+  if (index2_) {
+    // K (assembleHiddenConstraintMatrix) needs to know which columns, on any rank, are algebraic.
+    PetscMPIInt size, nl = (PetscMPIInt)nalgLocal;
+    PetscCallMPI(MPI_Comm_size(comm(), &size));
+    std::vector<PetscMPIInt> counts(size), displs(size, 0);
+    PetscCallMPI(MPI_Allgather(&nl, 1, MPI_INT, counts.data(), 1, MPI_INT, comm()));
+    for (PetscMPIInt r = 1; r < size; ++r) displs[r] = displs[r - 1] + counts[r - 1];
+    allAlgRows_.resize(numAlgebraic_);
+    PetscCallMPI(MPI_Allgatherv(alg.data(), nl, MPIU_INT, allAlgRows_.data(), counts.data(), displs.data(), MPIU_INT, comm()));
+    std::sort(allAlgRows_.begin(), allAlgRows_.end());
+  }
   diffRows_.clear();
   for (PetscInt i = lo, k = 0; i < hi; ++i) {
     if (k < nalgLocal && alg[k] == i) { ++k; continue; }
@@ -68,7 +86,9 @@ PetscErrorCode Dynamics::setUp() {
   if (isDAE()) {
     PetscCall(KSPCreate(comm(), &consistencyKsp_));
     PetscCall(KSPSetOptionsPrefix(consistencyKsp_, "hs_consistency_"));
-    PetscCall(setDirectSolveDefaults(consistencyKsp_, N));
+    // An index-2 DAE's hidden-constraint matrix [I −f_y; k_x 0] has zeros on its algebraic
+    // diagonal: a pivoting LU (MUMPS) factors it where PETSc's own LU stops at a zero pivot.
+    PetscCall(setDirectSolveDefaults(consistencyKsp_, N, index2_));
     PetscCall(KSPSetFromOptions(consistencyKsp_));
   }
   PetscFunctionReturn(0);
@@ -135,11 +155,47 @@ PetscErrorCode Dynamics::attach(TS ts) {
     PetscCall(TSSetRHSJacobian(ts, J_, J_, RHSJacobian, this));
     if (numSensitivityColumns() > 0) PetscCall(TSSetRHSJacobianP(ts, Jp_, RHSJacobianP, this));
   } else {
-    PetscCall(TSSetEquationType(ts, TS_EQ_DAE_SEMI_EXPLICIT_INDEX1));
+    PetscCall(TSSetEquationType(ts, index2_ ? TS_EQ_DAE_SEMI_EXPLICIT_INDEX2 : TS_EQ_DAE_SEMI_EXPLICIT_INDEX1));
+    if (index2_) {
+      // The step's matrix [I/h − f_x, −f_y; −k_x, 0] has zeros on its algebraic diagonal, where
+      // PETSc's own LU stops at a zero pivot: a pivoting LU (MUMPS), still a direct solve (the
+      // adjoint solves with its transpose). -pc_factor_mat_solver_type overrides it.
+      SNES snes;
+      KSP ksp;
+      PetscCall(TSGetSNES(ts, &snes));
+      PetscCall(SNESGetKSP(snes, &ksp));
+      PetscCall(setDirectSolveDefaults(ksp, -1, true));
+      PetscCall(SNESSetConvergenceTest(snes, Index2StepConverged, this, nullptr));
+    }
     PetscCall(TSSetIFunction(ts, nullptr, IFunction, this));
     PetscCall(TSSetIJacobian(ts, J_, J_, IJacobian, this));
     if (numSensitivityColumns() > 0) PetscCall(TSSetIJacobianP(ts, Jp_, IJacobianP, this));
   }
+  PetscFunctionReturn(0);
+}
+
+// PETSc's default test, and also converged once the Newton update of the differential
+// variables is at round-off of their size. An index-2 step's residual cannot get below
+// ε|x|/h on its differential rows (F = M(X − x_n)/h − f), nor its algebraic variables below
+// ε|x|/h² (the step's matrix has condition O(h⁻²)): a step shortened to h = 1e-6 by event
+// location stalls at a residual far above any fixed -snes_atol, while x has converged.
+PetscErrorCode Dynamics::Index2StepConverged(SNES snes, PetscInt it, PetscReal xnorm, PetscReal ynorm, PetscReal fnorm,
+                                             SNESConvergedReason *reason, void *ctx) {
+  auto *self = static_cast<Dynamics *>(ctx);
+  Vec X, Y;
+  PetscReal dx, x;
+  PetscFunctionBeginUser;
+  PetscCall(SNESConvergedDefault(snes, it, xnorm, ynorm, fnorm, reason, nullptr));
+  if (*reason != SNES_CONVERGED_ITERATING || it == 0) PetscFunctionReturn(0);
+  PetscCall(SNESGetSolution(snes, &X));
+  PetscCall(SNESGetSolutionUpdate(snes, &Y));
+  PetscCall(VecCopy(Y, self->work_));
+  PetscCall(self->zeroAlgebraic(self->work_));
+  PetscCall(VecNorm(self->work_, NORM_INFINITY, &dx));
+  PetscCall(VecCopy(X, self->work_));
+  PetscCall(self->zeroAlgebraic(self->work_));
+  PetscCall(VecNorm(self->work_, NORM_INFINITY, &x));
+  if (dx <= 1e-14 * (1.0 + x)) *reason = SNES_CONVERGED_SNORM_RELATIVE;
   PetscFunctionReturn(0);
 }
 
@@ -330,6 +386,12 @@ PetscErrorCode Dynamics::zeroDifferential(Vec v) const {
 PetscErrorCode Dynamics::setConsistencyPoint(PetscReal t, Vec u, const DiscreteState &d) {
   PetscObjectState jState;
   PetscFunctionBeginUser;
+  if (index2_) {
+    // Index 2: consistencySolve is the projection onto the differential rows (no matrix).
+    consistencyT_ = t;
+    consistencyMode_ = d;
+    PetscFunctionReturn(0);
+  }
   PetscCall(rhsJacobian(t, u, d));
   PetscCall(MatGetNonzeroState(J_, &jState));
   if (!A_ || jState != consistencyJState_) {
@@ -370,6 +432,14 @@ PetscErrorCode Dynamics::setConsistencyPoint(PetscReal t, Vec u, const DiscreteS
 PetscErrorCode Dynamics::consistencySolve(Vec b, Vec out, bool transpose) {
   KSPConvergedReason reason;
   PetscFunctionBeginUser;
+  if (index2_) {
+    // Φ_u = P_x R_u, Φ_p = P_x R_p, Φ_t = P_x R_t and the initial S = [S_x; 0] (docs/index2-daes.md
+    // §4): a backward Euler step reads only M·u of its start, so the rows of the reinitialized
+    // y never reach a later state. Both sweeps use this one definition; they stay transposes.
+    if (b != out) PetscCall(VecCopy(b, out));
+    PetscCall(zeroAlgebraic(out));
+    PetscFunctionReturn(0);
+  }
   if (transpose) PetscCall(KSPSolveTranspose(consistencyKsp_, b, out));
   else PetscCall(KSPSolve(consistencyKsp_, b, out));
   PetscCall(KSPGetConvergedReason(consistencyKsp_, &reason));
@@ -388,6 +458,14 @@ PetscErrorCode Dynamics::solveTimeDerivative(PetscReal t, Vec u, const DiscreteS
   PetscScalar *b;
   const PetscScalar *fa;
   PetscFunctionBeginUser;
+  if (index2_) {
+    // ẏ of an index-2 DAE needs second derivatives of k (differentiate k_x f + k_t = 0 once
+    // more); it is never read (docs/index2-daes.md §4), so its rows are zero, not a guess that
+    // something could use: completeTimeDerivative, the one reader that would, refuses.
+    if (f != out) PetscCall(VecCopy(f, out));
+    PetscCall(zeroAlgebraic(out));
+    PetscFunctionReturn(0);
+  }
   PetscCall(rhsTimeDerivative(t, u, d, work_));
   PetscCall(VecScale(work_, -1.0));
   PetscCall(zeroDifferential(work_));
@@ -422,6 +500,11 @@ PetscErrorCode Dynamics::completeTimeDerivative(PetscReal t, Vec u, const Discre
   const PetscScalar *full;
   PetscFunctionBeginUser;
   if (!isDAE()) PetscFunctionReturn(0);
+  PetscCheck(!index2_, comm(), PETSC_ERR_SUP,
+             "a guard's rate (model callback guardRates) reads an algebraic variable of the index-2 DAE at t = %.17g in discrete "
+             "state %s: its time derivative would need second derivatives of the constraint; write guards of an index-2 DAE on "
+             "differential variables only",
+             (double)t, describe(d).c_str());
   if (!fullUdot_) PetscCall(VecDuplicate(templ_, &fullUdot_));
   PetscCall(solveTimeDerivative(t, u, d, udot, fullUdot_));  // f_x is already in udot
   PetscCall(VecGetOwnershipRange(udot, &lo, nullptr));
@@ -448,6 +531,24 @@ PetscErrorCode Dynamics::reinitialize(PetscReal t, Vec u, const DiscreteState &d
   PetscReal res0 = 0, res = 0, unorm;
   PetscFunctionBeginUser;
   if (!isDAE()) PetscFunctionReturn(0);
+  if (index2_) {
+    // The differential state must already lie on k = 0: the library does not choose a
+    // projection for the model (which one is physics: a constraint impulse, a mass metric), and
+    // the derivative of the one the model chose must be in its reset Jacobian.
+    const PetscReal tol = 1e-10;
+    PetscCall(assembleHiddenConstraintMatrix(t, u, d));  // refuses k reading y before k is judged
+    PetscCall(rhs(t, u, d, work_));
+    PetscCall(zeroDifferential(work_));
+    PetscCall(VecNorm(work_, NORM_INFINITY, &res));
+    PetscCall(VecNorm(u, NORM_INFINITY, &unorm));
+    PetscCheck(res <= tol * (1.0 + unorm), comm(), PETSC_ERR_USER_INPUT,
+               "index-2 DAE: the state %s at t = %.17g in discrete state %s is off the constraint, |k|_inf = %g > %g (1 + |u|_inf): "
+               "initialState and every reset must put the differential variables on k(t, x, p) = 0 (project them, and include the "
+               "projection's derivative in the reset Jacobian); after a step, tighten -snes_atol / -snes_rtol",
+               where, (double)t, describe(d).c_str(), (double)res, (double)tol);
+    PetscCall(solveHiddenConstraint(t, u, d, where));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt it = 0; it < maxit; ++it) {
     PetscCall(rhs(t, u, d, work_));
     PetscCall(zeroDifferential(work_));
@@ -463,6 +564,90 @@ PetscErrorCode Dynamics::reinitialize(PetscReal t, Vec u, const DiscreteState &d
   SETERRQ(comm(), PETSC_ERR_NOT_CONVERGED,
           "DAE reinitialization failed %s at t = %.17g in discrete state %s: |g| went from %g to %g in %" PetscInt_FMT " Newton iterations",
           where, (double)t, describe(d).c_str(), (double)res0, (double)res, maxit);
+}
+
+// K = [I −f_y; k_x 0] at (t, u, d): the differential rows keep only −f_y (the columns of the
+// algebraic variables) next to an identity, the algebraic rows are J's, i.e. [k_x 0]. K [a; δy]
+// = [0; h] gives a = f_y δy and k_x f_y δy = h: one Newton step on the hidden constraint
+// h(y) = k_x f(t, x, y) + k_t = 0 with x fixed, without forming k_x f_y. K is regular exactly
+// when k_x f_y is, the index-2 condition.
+PetscErrorCode Dynamics::assembleHiddenConstraintMatrix(PetscReal t, Vec u, const DiscreteState &d) {
+  PetscInt lo, hi;
+  PetscFunctionBeginUser;
+  PetscCall(rhsJacobian(t, u, d));
+  if (!A_) {
+    PetscCall(MatDuplicate(J_, MAT_COPY_VALUES, &A_));
+    PetscCall(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  } else PetscCall(MatCopy(J_, A_, DIFFERENT_NONZERO_PATTERN));
+  PetscCall(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatSetOption(A_, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));  // −f_y goes back into the zeroed rows
+  PetscCall(MatZeroRows(A_, (PetscInt)diffRows_.size(), diffRows_.data(), 1.0, nullptr, nullptr));
+  PetscCall(MatGetOwnershipRange(J_, &lo, &hi));
+  auto isAlgebraic = [&](PetscInt col) { return std::binary_search(allAlgRows_.begin(), allAlgRows_.end(), col); };
+  PetscInt badRow = -1, badCol = -1;
+  for (PetscInt i = lo; i < hi; ++i) {
+    const bool algRow = std::binary_search(algRows_.begin(), algRows_.end(), i);
+    PetscInt nc;
+    const PetscInt *cols;
+    const PetscScalar *vals;
+    PetscCall(MatGetRow(J_, i, &nc, &cols, &vals));
+    std::vector<PetscInt> c;
+    std::vector<PetscScalar> v;
+    for (PetscInt k = 0; k < nc; ++k) {
+      if (!isAlgebraic(cols[k])) continue;
+      if (algRow && vals[k] != 0.0 && badRow < 0) badRow = i, badCol = cols[k];
+      if (!algRow) c.push_back(cols[k]), v.push_back(-vals[k]);
+    }
+    PetscCall(MatRestoreRow(J_, i, &nc, &cols, &vals));
+    if (!c.empty()) PetscCall(MatSetValues(A_, 1, &i, (PetscInt)c.size(), c.data(), v.data(), INSERT_VALUES));
+    if (algRow) PetscCall(MatSetValue(A_, i, i, 0.0, INSERT_VALUES));  // LU wants the entry to exist (k_y = 0, checked)
+  }
+  PetscCall(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY));
+  PetscInt bad[2] = {badRow, badCol};
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, bad, 2, MPIU_INT, MPI_MAX, comm()));
+  PetscCheck(bad[0] < 0, comm(), PETSC_ERR_ARG_WRONG,
+             "daeIndex() is 2 but model callback rhsJacobian's algebraic row %" PetscInt_FMT " depends on algebraic variable %" PetscInt_FMT
+             " at t = %.17g in discrete state %s: the constraints of a Hessenberg index-2 DAE read only t, x and p",
+             bad[0], bad[1], (double)t, describe(d).c_str());
+  PetscCall(KSPSetOperators(consistencyKsp_, A_, A_));
+  PetscCall(KSPSetUp(consistencyKsp_));
+  PetscFunctionReturn(0);
+}
+
+// y from the hidden constraint h(y) = k_x f(t, x, y) + k_t = 0 with x fixed (Newton with K).
+PetscErrorCode Dynamics::solveHiddenConstraint(PetscReal t, Vec u, const DiscreteState &d, const char *where) {
+  const PetscInt maxit = 50;
+  PetscReal res = 0, step = 0, unorm;
+  KSPConvergedReason reason;
+  PetscFunctionBeginUser;
+  if (!fullUdot_) PetscCall(VecDuplicate(templ_, &fullUdot_));
+  for (PetscInt it = 0; it < maxit; ++it) {
+    PetscCall(rhsTimeDerivative(t, u, d, fullUdot_));  // first: it uses work2_ as scratch
+    PetscCall(rhs(t, u, d, work_));
+    PetscCall(zeroAlgebraic(work_));  // P_x f
+    PetscCall(assembleHiddenConstraintMatrix(t, u, d));
+    PetscCall(MatMult(J_, work_, work2_));  // algebraic rows: k_x f
+    PetscCall(VecAXPY(work2_, 1.0, fullUdot_));
+    PetscCall(zeroDifferential(work2_));  // [0; h]
+    PetscCall(VecNorm(work2_, NORM_INFINITY, &res));
+    PetscCall(KSPSolve(consistencyKsp_, work2_, fullUdot_));
+    PetscCall(KSPGetConvergedReason(consistencyKsp_, &reason));
+    PetscCheck(reason >= 0, comm(), PETSC_ERR_NOT_CONVERGED,
+               "index-2 DAE: the hidden constraint k_x f + k_t = 0 cannot be solved for the algebraic variables %s at t = %.17g in "
+               "discrete state %s (%s): k_x f_y (from model callback rhsJacobian) is singular there, so the DAE is not of index 2",
+               where, (double)t, describe(d).c_str(), KSPConvergedReasons[reason]);
+    PetscCall(zeroDifferential(fullUdot_));  // only y moves
+    PetscCall(VecAXPY(u, -1.0, fullUdot_));
+    PetscCall(VecNorm(fullUdot_, NORM_INFINITY, &step));
+    PetscCall(VecNorm(u, NORM_INFINITY, &unorm));
+    // Newton converges quadratically: a step at round-off of the state leaves y exact to round-off.
+    if (step <= 1e-13 * (1.0 + unorm)) PetscFunctionReturn(0);
+  }
+  SETERRQ(comm(), PETSC_ERR_NOT_CONVERGED,
+          "index-2 DAE: the hidden constraint k_x f + k_t = 0 did not converge %s at t = %.17g in discrete state %s (|h| = %g, last "
+          "Newton step %g after %" PetscInt_FMT " iterations)",
+          where, (double)t, describe(d).c_str(), (double)res, (double)step, maxit);
 }
 
 } // namespace hybridsens

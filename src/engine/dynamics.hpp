@@ -35,6 +35,9 @@ public:
   const HybridModel &model() const { return model_; }
   MPI_Comm comm() const { return model_.comm(); }
   bool isDAE() const { return numAlgebraic_ > 0; }
+  // A Hessenberg index-2 DAE (HybridModel::daeIndex() == 2): 0 = k(t, x, p) on the algebraic
+  // rows, y fixed by the hidden constraint k_x f + k_t = 0 (docs/index2-daes.md).
+  bool isIndex2() const { return index2_; }
   PetscInt numParameters() const { return (PetscInt)params_.size(); }
   PetscInt numSensitivityColumns() const { return numParameters() + extraColumns_; }
   const std::vector<PetscReal> &parameters() const { return params_; }
@@ -70,10 +73,12 @@ public:
   // udot from differentialTimeDerivative with its algebraic entries replaced by ẏ (the exact
   // u̇, its ẋ the same bits as before — a consistency solve may round the identity rows).
   PetscErrorCode completeTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec udot);
-  // Solve g(t, x, y) = 0 for y with x fixed (DAE only; no-op for an ODE).
+  // Solve g(t, x, y) = 0 for y with x fixed (DAE only; no-op for an ODE). Index 2: refuse an x
+  // off the constraint k = 0 (naming `where`) and solve the hidden constraint for y.
   PetscErrorCode reinitialize(PetscReal t, Vec u, const DiscreteState &d, const char *where);
   // out = A⁻¹ [v_x; b_y] with A the consistency matrix at (t, u, d); used by the jumps.
-  // setConsistencyPoint assembles and factors A; the solves reuse it.
+  // setConsistencyPoint assembles and factors A; the solves reuse it. Index 2: out = [v_x; 0]
+  // (the reinitialized y and ẏ enter no backward Euler step, so their rows are not tracked).
   PetscErrorCode setConsistencyPoint(PetscReal t, Vec u, const DiscreteState &d);
   PetscErrorCode consistencySolve(Vec rhs, Vec out, bool transpose);
   // Algebraic-row residual norm ‖g‖∞ at (t, u, d).
@@ -99,17 +104,22 @@ public:
 private:
   PetscErrorCode evaluateParameterJacobian(PetscReal t, Vec u, const DiscreteState &d);
   PetscErrorCode solveTimeDerivative(PetscReal t, Vec u, const DiscreteState &d, Vec f, Vec out);
+  PetscErrorCode solveHiddenConstraint(PetscReal t, Vec u, const DiscreteState &d, const char *where);
+  PetscErrorCode assembleHiddenConstraintMatrix(PetscReal t, Vec u, const DiscreteState &d);
   static PetscErrorCode RHSFunction(TS, PetscReal, Vec, Vec, void *);
   static PetscErrorCode RHSJacobian(TS, PetscReal, Vec, Mat, Mat, void *);
   static PetscErrorCode RHSJacobianP(TS, PetscReal, Vec, Mat, void *);
   static PetscErrorCode IFunction(TS, PetscReal, Vec, Vec, Vec, void *);
   static PetscErrorCode IJacobian(TS, PetscReal, Vec, Vec, PetscReal, Mat, Mat, void *);
+  static PetscErrorCode Index2StepConverged(SNES, PetscInt, PetscReal, PetscReal, PetscReal, SNESConvergedReason *, void *);
   static PetscErrorCode IJacobianP(TS, PetscReal, Vec, Vec, PetscReal, Mat, void *);
 
   const HybridModel &model_;
   std::vector<PetscReal> params_;
   PetscInt extraColumns_;
   PetscInt numAlgebraic_ = 0;
+  bool index2_ = false;
+  std::vector<PetscInt> allAlgRows_;  // index 2: every rank's algebraic indices, sorted
   Vec templ_ = nullptr, mass_ = nullptr, work_ = nullptr, work2_ = nullptr, fullUdot_ = nullptr;
   Mat J_ = nullptr, Jp_ = nullptr, A_ = nullptr;
   KSP consistencyKsp_ = nullptr;

@@ -31,7 +31,8 @@ PetscErrorCode StepTangent::setUp(Vec like) {
   PetscCall(KSPSetOptionsPrefix(ksp_, "hs_tangent_"));
   PetscInt N;
   PetscCall(VecGetSize(like, &N));
-  PetscCall(setDirectSolveDefaults(ksp_, N));
+  // The step's matrix has zeros on an index-2 DAE's algebraic diagonal: pivoting LU.
+  PetscCall(setDirectSolveDefaults(ksp_, N, dyn_.isIndex2()));
   PetscCall(KSPSetFromOptions(ksp_));
   PetscFunctionReturn(0);
 }

@@ -197,6 +197,11 @@ PetscErrorCode AdjointSensitivity::stepBack(PetscInt n) {
   PetscCall(TSGetSolution(ts, &Un));
   PetscCall(TSAdjointMonitor(ts, n, traj.time(n), Un, (PetscInt)costs_.size(), lambda_.data(), np ? mu_.data() : nullptr));
   PetscCall(TSAdjointStep(ts));
+  // Index 2 (backward Euler only): λ_n = (∂u_{n+1}/∂u_n)ᵀλ_{n+1} = (M/h)ᵀν is exactly zero on the
+  // algebraic rows (M is); PETSc forms it as a sum that leaves round-off there. Exact zeros keep
+  // the jump's "λ⁺ has no algebraic part" (docs/index2-daes.md §4) literally true.
+  if (dyn.isIndex2())
+    for (Vec l : lambda_) PetscCall(dyn.zeroAlgebraic(l));
   PetscFunctionReturn(0);
 }
 

@@ -1,6 +1,7 @@
 #include "sensitivity/configuration.hpp"
 
 #include <initializer_list>
+#include <string>
 
 namespace hybridsens {
 
@@ -28,6 +29,23 @@ PetscErrorCode checkIntegratorConfiguration(TS ts, const Dynamics &dyn, bool use
              plainTypes ? " with integral costs or sensitivities" : "",
              plainTypes ? "" : " (a plain simulation without integral costs or sensitivities also allows euler, ssp, bdf, arkimex, rosw, alpha)");
   PetscCall(typeIsAnyOf(ts, {TSTHETA, TSBEULER, TSCN}, &isTheta));
+  if (dyn.isIndex2()) {
+    // Only backward Euler is exact and stable on an index-2 DAE here (docs/index2-daes.md §3):
+    // any θ < 1 reads f(t, u⁺) at the start of the step after an event, i.e. the reinitialized
+    // algebraic variables, whose derivative needs second derivatives of the constraint, and the
+    // trapezoidal rule does not damp the algebraic variables' error of an index-2 DAE.
+    PetscReal theta = 0;
+    PetscBool endpoint = PETSC_FALSE;
+    if (isTheta) {
+      PetscCall(TSThetaGetTheta(ts, &theta));
+      PetscCall(TSThetaGetEndpoint(ts, &endpoint));
+    }
+    PetscCheck(isTheta && theta == 1.0, dyn.comm(), PETSC_ERR_SUP,
+               "-ts_type %s%s is not supported for an index-2 DAE (HybridModel::daeIndex() = 2): use -ts_type beuler (or "
+               "-ts_type theta -ts_theta_theta 1); theta < 1 and Crank-Nicolson are refused (not exact through events, not stable "
+               "in the algebraic variables)",
+               type, isTheta ? (" with -ts_theta_theta " + std::to_string((double)theta)).c_str() : "");
+  }
   if (isTheta) {
     // PETSc's theta method is defined for 0 < θ ≤ 1 (θ = 0 divides by zero; its tangent-linear
     // and adjoint steps, and our step tangent, assume that range).

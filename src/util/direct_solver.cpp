@@ -22,7 +22,7 @@ static PetscErrorCode userChoseSolver(KSP ksp, bool *chose) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize) {
+PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize, bool needsPivoting) {
   PC pc;
   PetscMPIInt size;
   bool chose;
@@ -31,8 +31,9 @@ PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize) {
   PetscCall(userChoseSolver(ksp, &chose));
   PetscCall(KSPSetType(ksp, KSPPREONLY));
   PetscCall(KSPGetPC(ksp, &pc));
-  const LinearSolveKind kind = globalSize < 0 || chose ? (size > 1 ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU)
-                                                       : defaultLinearSolve(globalSize, size);
+  const LinearSolveKind kind = needsPivoting ? LinearSolveKind::ParallelDirect
+                               : globalSize < 0 || chose ? (size > 1 ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU)
+                                                         : defaultLinearSolve(globalSize, size);
   switch (kind) {
   case LinearSolveKind::SerialLU:
     PetscCall(PCSetType(pc, PCLU));
@@ -69,7 +70,7 @@ static PetscErrorCode signature(KSP ksp, std::string *out) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode refreshDirectSolveDefaults(KSP ksp, PetscInt globalSize, std::string *applied) {
+PetscErrorCode refreshDirectSolveDefaults(KSP ksp, PetscInt globalSize, std::string *applied, bool needsPivoting) {
   std::string now;
   PetscFunctionBeginUser;
   if (applied->empty()) {  // what setDirectSolveDefaults(ksp) set at creation
@@ -81,7 +82,7 @@ PetscErrorCode refreshDirectSolveDefaults(KSP ksp, PetscInt globalSize, std::str
   }
   PetscCall(signature(ksp, &now));
   if (now == *applied) {
-    PetscCall(setDirectSolveDefaults(ksp, globalSize));
+    PetscCall(setDirectSolveDefaults(ksp, globalSize, needsPivoting));
     PetscCall(signature(ksp, applied));
   }
   PetscFunctionReturn(0);

@@ -31,13 +31,15 @@ LinearSolveKind defaultLinearSolve(PetscInt globalSize, PetscMPIInt ranks);
 
 // Sets ksp's type and preconditioner to the default for a system of globalSize unknowns on the
 // KSP's communicator (globalSize < 0: not known yet — the plain direct LU, MUMPS in parallel).
-// Call before KSPSetFromOptions, which lets the command line override it.
-PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize = -1);
+// Call before KSPSetFromOptions, which lets the command line override it. needsPivoting (a
+// matrix with structural zeros on its diagonal, e.g. an index-2 DAE's): MUMPS' LU on any number
+// of ranks, since PETSc's own LU (also the one inside PCREDUNDANT) stops at a zero pivot.
+PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize = -1, bool needsPivoting = false);
 
 // For a KSP whose defaults were set before its system size was known: applies the default for
 // globalSize if the KSP still holds what the library set last (*applied; empty: what
 // setDirectSolveDefaults(ksp) sets), and leaves a configuration the program changed through
 // the API alone. *applied is updated to what the KSP holds afterwards.
-PetscErrorCode refreshDirectSolveDefaults(KSP ksp, PetscInt globalSize, std::string *applied);
+PetscErrorCode refreshDirectSolveDefaults(KSP ksp, PetscInt globalSize, std::string *applied, bool needsPivoting = false);
 
 } // namespace hybridsens
