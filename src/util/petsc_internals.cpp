@@ -116,14 +116,20 @@ PetscErrorCode tsDestroyTrajectoryObject(TS ts) {
   PetscFunctionReturn(0);
 }
 
+// PetscMonitorCompare takes monitors as the generic PetscErrorCode(*)(void); the cast goes
+// through void(*)(void), the type GCC accepts as "any function" without -Wcast-function-type.
+template <class Fn> static PetscErrorCode (*genericMonitor(Fn fn))(void) {
+  return reinterpret_cast<PetscErrorCode (*)(void)>(reinterpret_cast<void (*)(void)>(fn));
+}
+
 PetscErrorCode dropRepeatedAdjointMonitors(TS ts) {
   PetscInt kept = 0;
   PetscFunctionBeginUser;
   for (PetscInt i = 0; i < ts->numberadjointmonitors; ++i) {
     PetscBool repeated = PETSC_FALSE;
     for (PetscInt j = 0; j < kept && !repeated; ++j)
-      PetscCall(PetscMonitorCompare((PetscErrorCode(*)(void))ts->adjointmonitor[i], ts->adjointmonitorcontext[i], ts->adjointmonitordestroy[i],
-                                    (PetscErrorCode(*)(void))ts->adjointmonitor[j], ts->adjointmonitorcontext[j], ts->adjointmonitordestroy[j],
+      PetscCall(PetscMonitorCompare(genericMonitor(ts->adjointmonitor[i]), ts->adjointmonitorcontext[i], ts->adjointmonitordestroy[i],
+                                    genericMonitor(ts->adjointmonitor[j]), ts->adjointmonitorcontext[j], ts->adjointmonitordestroy[j],
                                     &repeated));
     if (repeated) continue;  // (its context was destroyed by PetscMonitorCompare)
     ts->adjointmonitor[kept] = ts->adjointmonitor[i];
