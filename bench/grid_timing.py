@@ -39,8 +39,6 @@ env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 def timed(areas, opts):
     cmd = ([a.mpiexec, "-n", str(a.np)] if a.np > 1 else []) + [exe, "-areas", str(areas), "-ts_max_time", str(a.T), "-hs_forward_u0", "-1"] + opts
-    if a.np > 1:
-        cmd += ["-pc_factor_mat_solver_type", "mumps"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
     return float(re.search(r"timing: .* ([0-9.]+) s", out).group(1))
 
