@@ -11,7 +11,7 @@ example (optionally under mpiexec) and asserts:
     is wrong); Run carries stdout, stderr, the JSON summary if the case asked for one.
 Usage: bad_inputs.py --build DIR [--mpiexec M] [-k SUBSTRING] [-j JOBS]
 """
-import argparse, concurrent.futures, glob, importlib.util, json, os, re, subprocess, sys, tempfile
+import argparse, concurrent.futures, glob, importlib.util, json, os, re, signal, subprocess, sys, tempfile
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
@@ -45,10 +45,16 @@ def run_case(c, build, mpiexec):
             summary = os.path.join(tmp, "summary.json")
             args += ["-hs_summary", summary]
         cmd = ([mpiexec, "-n", str(c.np)] if c.np > 1 else []) + [exe] + args
+        # A session of its own, so that a timeout kills mpiexec's ranks too (a rank left running
+        # would keep writing into tmp while it is removed).
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp, start_new_session=True)
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=c.timeout, cwd=tmp)
+            stdout, stderr = proc.communicate(timeout=c.timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
             return False, f"timed out after {c.timeout} s: {' '.join(cmd)}"
+        p = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
         out = p.stdout + p.stderr
         r = Run(returncode=p.returncode, stdout=p.stdout, stderr=p.stderr, tmp=tmp)
         if summary and p.returncode == 0 and os.path.exists(summary):
