@@ -5,7 +5,7 @@
 //
 // Cartesian model (unit mass, gravity g = 9.81, rod length L), u = (x, y, vx, vy, λ, μ):
 //   x' = vx + x μ,   y' = vy + y μ,   vx' = −x λ,   vy' = −g − y λ,
-//   0 = ½(x² + y² − L²)            (position constraint, row of λ... any row: both are k(x))
+//   0 = ½(x² + y² − L²)            (position constraint; on the row of λ, though any pairing works)
 //   0 = x vx + y vy                 (velocity constraint, the derivative of the first).
 // λ is the rod tension (per length), μ the GGL multiplier that keeps the position constraint
 // (μ = 0 on exact solutions). The algebraic rows read only (x, y, vx, vy): index 2, with
@@ -33,7 +33,7 @@
 //   build/examples/pendulum_impact -hs_check_gradient
 //   build/examples/pendulum_impact -coordinates angle -hs_adjoint
 //   build/examples/pendulum_impact -ts_type cn          (refused: index 2 needs backward Euler)
-// Options (-help lists them): -L (> 0), -e (in [0, 1]), -wall (−L < w < L sin θ0... reached),
+// Options (-help lists them): -L (> 0), -e (in [0, 1]), -wall (in (−L, L sin θ0): within reach),
 // -theta0 (in (−π/2, π/2)), -coordinates cartesian|angle, -test_drop_projection_derivative,
 // -hs_summary FILE.
 // Prints the impacts (time, x, v⁻, v⁺, constraint residuals after the impact), the costs and

@@ -5,8 +5,8 @@ examples/five_bar, both GGL mechanics under backward Euler.
 --example pendulum:
   * Cartesian (index 2) vs angle coordinates (ODE, RK4 with dt = 1e-4 as the reference): the same
     impacts; costs and gradients converge to the angle form's at order 1 (dt = 4e-3, 2e-3, 1e-3:
-    each halving of dt halves the error, ratios in [1.6, 2.6]; measured 3.7e-2 relative at
-    dt = 1e-3) and the Richardson extrapolation 2g(h) − g(2h) is ≥ 3× closer;
+    each halving of dt halves the error, ratios in [1.6, 2.6]; measured 0.134, 0.067, 0.037 for
+    the energy gradient, relative to its largest entry);
   * constraint residuals ≤ 1e-10 after every impact;
   * forward = adjoint ≤ 1e-12 on a short run (T = 1, one impact), ≤ 1e-11 at the defaults (see
     below); central FD ≤ 1e-6 (the library's -hs_check_gradient, every parameter);
@@ -39,6 +39,11 @@ check = fc.check
 exe = os.path.join(args.build, "examples", "pendulum_impact" if args.example == "pendulum" else "five_bar")
 FWD_ADJ_TOL = 1e-11
 SHORT_T = "1" if args.example == "pendulum" else "1.5"  # 1000 / 750 steps, 1 / 3 impacts
+# The computed objective has a kink wherever an impact crosses a grid point (docs/theory.md §8.4).
+# The five-bar's ten impacts move by τ_p δp ≈ 50 δp: with the default relative FD step 1e-6 a
+# central difference straddles such a kink about every other time (measured: d vy2/d L02 off by
+# 1.5e-6 relative; by 7e-9 at δp = 1e-7). Steps of 5e-8 (Taylor 1e-5) stay between kinks.
+FD_OPTIONS = [] if args.example == "pendulum" else ["-hs_check_gradient_step", "5e-8", "-hs_check_gradient_taylor_step", "1e-5"]
 
 
 def run(opts, np=1, expect_ok=True):
@@ -91,7 +96,7 @@ def common_checks(label, base, min_impacts):
     fs = max(scaled_diff(grad(short)[k], grad(short, "forward_gradient")[k]) for k in range(ncost))
     print(f"{label}: T = {SHORT_T} ({len(short['events'])} impacts): adjoint vs forward {fs:.2e}")
     check(len(short["events"]) >= 1 and fs <= 1e-12, f"{label} T = {SHORT_T}: adjoint vs forward {fs:.3g}")
-    af, fd = fd_check(base)
+    af, fd = fd_check(base + FD_OPTIONS)
     print(f"{label}: -hs_check_gradient adjoint vs forward {af:.2e}, vs central FD {fd:.2e}")
     check(fd <= 1e-6, f"{label}: adjoint vs central differences {fd:.3g}")
     # Must-fail: each jump term dropped changes the gradient and fails the FD check.
@@ -121,15 +126,11 @@ if args.example == "pendulum":
         order_one(f"pendulum {name} value", [abs(r["objective"][k] - ang["objective"][k]) for r in runs])
         errs = [scaled_diff(grad(r)[k], grad(ang)[k]) for r in runs]
         order_one(f"pendulum {name} gradient", errs)
-        # Richardson extrapolation removes the O(h) term: much closer to the angle form.
-        extrapolated = [2 * a - b for a, b in zip(grad(runs[2])[k], grad(runs[1])[k])]
-        er = scaled_diff(extrapolated, grad(ang)[k])
-        print(f"pendulum {name} gradient: Richardson-extrapolated from dt = 2e-3, 1e-3: {er:.3e}")
-        check(er <= 0.3 * errs[-1], f"pendulum {name}: extrapolated gradient {er:.3g} not better than {errs[-1]:.3g}")
         for e1, e2 in zip(runs[-1]["events"], ang["events"]):
             check(abs(e1["time"] - e2["time"]) <= 5e-3, f"impact times {e1['time']} vs {e2['time']}")
-    # Two ranks: the state lives on rank 0, rank 1 owns nothing; MUMPS on both runs.
-    mumps = ["-pc_factor_mat_solver_type", "mumps", "-hs_adjoint"]
+    # Two ranks: the state lives on rank 0, rank 1 owns nothing; MUMPS on both runs. Parallel
+    # MUMPS on 6 unknowns costs ~0.1 s a step on a loaded machine: one impact, 400 steps.
+    mumps = ["-pc_factor_mat_solver_type", "mumps", "-hs_adjoint", "-ts_max_time", "0.8", "-ts_dt", "2e-3"]
     one, _ = run(mumps)
     two, _ = run(mumps, np=2)
     err = max(scaled_diff(grad(two)[k], grad(one)[k]) for k in range(2))

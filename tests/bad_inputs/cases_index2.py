@@ -11,7 +11,8 @@ CASES = [
     Case("pendulum_impact_theta_half", "pendulum_impact", ["-ts_type", "theta", "-ts_theta_theta", "0.5", "-ts_theta_endpoint"] + SHORT,
          error=r"-ts_type theta with -ts_theta_theta 0\.5.*index-2 DAE"),
     Case("pendulum_impact_rk", "pendulum_impact", ["-ts_type", "rk"] + SHORT, error=INTEGRATOR),
-    Case("pendulum_impact_bdf_plain", "pendulum_impact", ["-ts_type", "bdf"] + SHORT, error=INTEGRATOR),
+    # BDF: refused before the index is looked at (no stages for the integral cost's quadrature).
+    Case("pendulum_impact_bdf", "pendulum_impact", ["-ts_type", "bdf"] + SHORT, error=r"-ts_type bdf is not supported"),
     Case("five_bar_cn_adjoint", "five_bar", ["-ts_type", "cn", "-hs_adjoint"] + SHORT, error=INTEGRATOR),
     Case("pendulum_impact_wall_out_of_reach", "pendulum_impact", ["-wall", "0.9"] + SHORT, error=r"-wall 0\.9 must lie in"),
     Case("pendulum_impact_theta0_horizontal", "pendulum_impact", ["-theta0", "1.6"] + SHORT, error=r"Option -theta0"),
