@@ -10,6 +10,8 @@
 // re-solved: release exciter limiters whose free rate now points back into the band); a step's
 // reset (u⁺ = u⁻ + size on the Vref or Pm row), then a limiter check. Simultaneous time events
 // are taken in this order, so a check always sees the state after the switch it follows.
+#include "case_text.hpp"
+
 #include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_grid.hpp>
 
@@ -80,11 +82,6 @@ PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::m
       one.branches.clear(), one.transformers.clear(), one.fixedShunts.clear(), one.switchedShunts.clear();
       PetscInt matches = 0;
       auto same = [&](int from, int to, const std::string &ckt, bool inService) {
-        auto trim = [](std::string s) {
-          while (!s.empty() && s.back() == ' ') s.pop_back();
-          while (!s.empty() && s.front() == ' ') s.erase(s.begin());
-          return s;
-        };
         return inService && ((from == e.from && to == e.to) || (from == e.to && to == e.from)) && (e.circuit.empty() || trim(ckt) == trim(e.circuit));
       };
       for (const Branch &br : net.branches)
