@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
         if (a == b) continue;
         PetscScalar x;
         PetscCall(globalEntry(r.uplus, G.limitedState(l), &x));
-        const std::string kind = G.limiterIsGovernor(l) ? "Pv" : G.limiterName(l).substr(0, G.limiterName(l).size() - G.genLabel(G.limiterGenerator(l)).size());
+        const std::string kind = G.limiterName(l).substr(0, G.limiterName(l).size() - G.genLabel(G.limiterGenerator(l)).size());  // VR, EFD, Pv, Gate, GateRate
         const std::string what = (b != 0 ? "hits " : "leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min");
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s %s (%s)  %s = %.10g\n", (double)r.time, G.limiterName(l).c_str(), what.c_str(), r.name.c_str(),
                               kind.c_str(), (double)x));

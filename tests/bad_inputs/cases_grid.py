@@ -29,12 +29,10 @@ CASES = [
     Case("grid_rfault_zero", TOOL, [RAW, DYR, "-rfault", "0"], error=option_error("-rfault"), area="grid"),
     Case("grid_negative_KA", TOOL, [RAW, DYR, "-KA2", "-1"], error=option_error("-KA2"), area="grid"),
     # ACTIVSg2000: the reader refuses its unknown models; skipping them, the builder refuses its
-    # generators without a machine record, then its IEEEG1 governors, then the size of its start.
+    # generators without a machine record, then the size of its start.
     Case("grid_activsg2000_unknown_model", TOOL, ACTIVS, error=r"ACTIVSg2000.dyr:3: model 'ESST4B' at bus 1048 is not supported", area="grid"),
     Case("grid_activsg2000_no_machine_record", TOOL, ACTIVS + ["-skip_unknown_models"],
          error=r"ACTIVSg2000.raw:\d+: generator at bus 1004 id '1' has no machine record .*-generic_machine gencls", area="grid"),
-    Case("grid_activsg2000_ieeeg1", TOOL, ACTIVS + ["-skip_unknown_models", "-generic_machine", "gencls"],
-         error=r"ACTIVSg2000.dyr:\d+: IEEEG1 at bus 2057 id '1': governor model not supported .*-governors 0", area="grid"),
-    Case("grid_activsg2000_dense_start", TOOL, ACTIVS + ["-skip_unknown_models", "-generic_machine", "gencls", "-governors", "0"],
+    Case("grid_activsg2000_dense_start", TOOL, ACTIVS + ["-skip_unknown_models", "-generic_machine", "gencls"],
          error=r"ACTIVSg2000.raw: the power flow of the initial state has 3607 unknowns; .* a sparse start is not implemented yet", area="grid"),
 ]
