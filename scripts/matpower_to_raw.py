@@ -3,7 +3,10 @@
 file, the way data/grids/ieee39.raw and ieee118.raw were made.
 
   python3 scripts/matpower_to_raw.py CASE.m OUT.raw [--resolve] [--mbase-from-flow] [--zx X]
-                                     [--zx-bus BUS=X ...] [--title TEXT]
+                                     [--zx-bus BUS=X ...] [--title TEXT] [--revision 32|33]
+
+Revision 32 differs here only in the bus record (no voltage limits), the load record (no
+INTRPT) and the last section (GNE devices; no induction machines).
 
 * Buses, loads (one per bus with Pd or Qd), fixed shunts (Gs, Bs), generators, lines and
   transformers (a branch with a ratio other than 0 or 1, or a shift: tap and shift on the from
@@ -29,6 +32,7 @@ ap.add_argument("--mbase-from-flow", action="store_true")
 ap.add_argument("--zx", type=float, default=1.0)
 ap.add_argument("--zx-bus", action="append", default=[])
 ap.add_argument("--title", default="")
+ap.add_argument("--revision", type=int, choices=[32, 33], default=33)
 args = ap.parse_args()
 
 text = open(args.case).read()
@@ -163,15 +167,16 @@ if args.resolve:
 
 zx_bus = {int(s.split("=")[0]): float(s.split("=")[1]) for s in args.zx_bus}
 out = []
-out.append(f" 0, {base:.2f}, 33, 0, 1, 60.00     / {args.title or 'converted from ' + args.case}")
+out.append(f" 0, {base:.2f}, {args.revision}, 0, 1, 60.00     / {args.title or 'converted from ' + args.case}")
 out.append(f"CONVERTED FROM {args.case.split('/')[-1]} BY scripts/matpower_to_raw.py")
 out.append("POWER FLOW " + ("RE-SOLVED (NEWTON, NO Q LIMITS)" if args.resolve else "AS STORED IN THE CASE"))
 for k, b in enumerate(bus):
-    out.append(f"{int(b[0]):6d},'BUS{int(b[0]):<9d}',{float(b[9]):9.4f},{int(b[1])},{int(float(b[6])):4d},{int(float(b[10])):4d},   1,{vm_text[k]},{va_text[k]}, 1.10000, 0.90000, 1.10000, 0.90000")
+    limits = ", 1.10000, 0.90000, 1.10000, 0.90000" if args.revision == 33 else ""
+    out.append(f"{int(b[0]):6d},'BUS{int(b[0]):<9d}',{float(b[9]):9.4f},{int(b[1])},{int(float(b[6])):4d},{int(float(b[10])):4d},   1,{vm_text[k]},{va_text[k]}{limits}")
 out.append("0 / END OF BUS DATA, BEGIN LOAD DATA")
 for b in bus:
     if float(b[2]) != 0 or float(b[3]) != 0:
-        out.append(f"{int(b[0]):6d},'1 ',1,{int(float(b[6])):4d},{int(float(b[10])):4d},{b[2]},{b[3]},     0.000,     0.000,     0.000,     0.000,   1,1,0")
+        out.append(f"{int(b[0]):6d},'1 ',1,{int(float(b[6])):4d},{int(float(b[10])):4d},{b[2]},{b[3]},     0.000,     0.000,     0.000,     0.000,   1,1" + (",0" if args.revision == 33 else ""))
 out.append("0 / END OF LOAD DATA, BEGIN FIXED SHUNT DATA")
 for b in bus:
     if float(b[4]) != 0 or float(b[5]) != 0:
@@ -217,6 +222,9 @@ for tail in ["TWO-TERMINAL DC DATA, BEGIN VOLTAGE SOURCE CONVERTER DATA", "VOLTA
              "MULTI-SECTION LINE DATA, BEGIN ZONE DATA", "ZONE DATA, BEGIN INTER-AREA TRANSFER DATA", "INTER-AREA TRANSFER DATA, BEGIN OWNER DATA",
              "OWNER DATA, BEGIN FACTS DEVICE DATA", "FACTS DEVICE DATA, BEGIN SWITCHED SHUNT DATA", "SWITCHED SHUNT DATA, BEGIN GNE DEVICE DATA",
              "GNE DEVICE DATA, BEGIN INDUCTION MACHINE DATA", "INDUCTION MACHINE DATA"]:
+    if args.revision == 32 and "INDUCTION" in tail:  # revision 32 ends with the GNE section
+        out.append("0 / END OF GNE DEVICE DATA")
+        break
     out.append("0 / END OF " + tail)
 out.append("Q")
 open(args.out, "w").write("\n".join(out) + "\n")

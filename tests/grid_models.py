@@ -11,6 +11,9 @@ Checks:
     IEEET1 with KE = 0 starts at 0, the SEXS field voltage equals K (Vref - |V|);
   * through a fault (off the step grid) with a SEXS limiter hit and release: -hs_check_gradient
     passes (adjoint = forward, adjoint vs central differences, Taylor order 2);
+  * IEEEG1 instead of generator 1's TGOV1 (single shaft, K 20, T3 0.1, rate in [-0.05, 0.1]/s, gate
+    in [0, 0.74]): at rest; through the fault its rate limit switches and its gate hits PMAX
+    (state events) and -hs_check_gradient passes; a cross-compound record is refused;
   * must-fail: the same DYR with the GENROU's S(1.2) changed moves the trajectory (the saturation is
     in the model, not ignored);
   * refusals naming the record's file:line: half a subtransient GENROU (T''qo = 0), SEXS with
@@ -80,16 +83,33 @@ with tempfile.TemporaryDirectory() as d:
           "-hs_check_gradient passes" + (f" (adjoint vs forward {m.group(1)}, vs FD {m.group(2)}, Taylor order {m.group(3)})" if m else ""))
     base = s
 
-    # ---- must-fail: the saturation is in the model -------------------------------------------------
-    r, s = tool_run([GENROU1.replace("0.05 0.3 /", "0.05 0.4 /")] + MIX[1:], FAULT, d)
-    dobj = max(abs(a - b) / abs(b) for a, b in zip(s["objective"], base["objective"]))
-    check(dobj > 1e-4, f"must-fail: GENROU's S(1.2) 0.3 -> 0.4 changes H by {dobj:.1e} > 1e-4")
-
     # ---- refusals ----------------------------------------------------------------------------------
     def refused(label, lines, pattern, opts=()):
         r, _ = tool_run(lines, list(opts) + ["-no_fault"], d, name="bad.dyr")
         out = r.stdout + r.stderr
         check(r.returncode != 0 and re.search(pattern, out) is not None, f"refused: {label}" + ("" if r.returncode != 0 else " (it ran)"))
+
+    # ---- IEEEG1 (instead of generator 1's TGOV1): gate rate limit and gate position limit ----------
+    IEEEG1 = "1 'IEEEG1' 1 0 0 20.0 0.1 0.5 0.1 0.05 -0.05 0.74 0.0 0.3 0.3 0.0 7.0 0.4 0.0 0.6 0.3 0.0 0.0 0.0 0.0 /"
+    G1 = [l for l in MIX if l != TGOV1] + [IEEEG1]
+    r, s = tool_run(G1, ["-no_fault", "-ts_max_time", "10", "-hs_output_times", "0,10"], d)
+    u0, uT = s["outputs"][0]["state"], s["outputs"][-1]["state"]
+    drift = max(abs(a - b) / max(1.0, abs(a)) for a, b in zip(u0, uT))
+    check(not s["events"] and drift <= 1e-8 and len(u0) == 71, f"IEEEG1: at rest over 10 s, drift {drift:.1e} <= 1e-8 (6 governor states: {len(u0)} = 71)")
+    r, s = tool_run(G1, FAULT + ["-hs_adjoint", "-hs_forward", "-hs_check_gradient"], d)
+    m = re.search(r"adjoint vs forward ([0-9.e+-]+) .*adjoint vs FD ([0-9.e+-]+) .*Taylor order ([0-9.]+): PASSED", r.stdout)
+    guards = [e["guard"] for e in s["events"]] if s else []
+    check({"GateRate1_hits_min", "GateRate1_leaves_min", "GateRate1_hits_max", "Gate1_hits_max"} <= set(guards),
+          f"IEEEG1: the gate rate limit switches ({sum(g.startswith('GateRate1') for g in guards)} events) and the gate hits PMAX")
+    check(r.returncode == 0 and m is not None,
+          "IEEEG1: -hs_check_gradient passes" + (f" (adjoint vs forward {m.group(1)}, vs FD {m.group(2)}, Taylor order {m.group(3)})" if m else ""))
+    refused("a cross-compound IEEEG1 (JBUS != 0)", [l for l in MIX if l != TGOV1] + [IEEEG1.replace("'IEEEG1' 1 0 0", "'IEEEG1' 1 2 0")],
+            r"bad\.dyr:\d+: IEEEG1 at bus 1 .*cross-compound")
+
+    # ---- must-fail: the saturation is in the model -------------------------------------------------
+    r, s = tool_run([GENROU1.replace("0.05 0.3 /", "0.05 0.4 /")] + MIX[1:], FAULT, d)
+    dobj = max(abs(a - b) / abs(b) for a, b in zip(s["objective"], base["objective"]))
+    check(dobj > 1e-4, f"must-fail: GENROU's S(1.2) 0.3 -> 0.4 changes H by {dobj:.1e} > 1e-4")
 
     refused("half a subtransient GENROU (T''qo = 0)", [GENROU1.replace("0.31 0.05", "0.31 0.0")] + MIX[1:],
             r"bad\.dyr:1: GENROU at bus 1 id '1': subtransient time constants T''do = 0.03, T''qo = 0")

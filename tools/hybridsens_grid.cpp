@@ -294,7 +294,7 @@ int main(int argc, char **argv) {
         if (a == b) continue;
         PetscScalar x;
         PetscCall(globalEntry(r.uplus, G.limitedState(l), &x));
-        const std::string kind = G.limiterIsGovernor(l) ? "Pv" : G.limiterName(l).substr(0, G.limiterName(l).size() - G.genLabel(G.limiterGenerator(l)).size());
+        const std::string kind = G.limiterName(l).substr(0, G.limiterName(l).size() - G.genLabel(G.limiterGenerator(l)).size());  // VR, EFD, Pv, Gate, GateRate
         what += "  " + G.limiterName(l) + ((b != 0) ? " hits " : " leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min") + " (" + kind + " = " +
                 std::to_string((double)x) + ")";
       }

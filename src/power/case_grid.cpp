@@ -150,7 +150,12 @@ template <class S> PetscInt generatorStartValues(const CaseGrid::Gen &G, const S
     break;
   }
   out[w++] = m.Pm;
-  if (G.governor >= 0) out[w++] = m.Pm, out[w++] = m.Pm;
+  if (G.governor >= 0 && !G.ieeeg1) out[w++] = m.Pm, out[w++] = m.Pm;
+  if (G.governor >= 0 && G.ieeeg1) {  // at rest: no speed signal, the gate and every stage at P_m/(k ΣK)
+    const S gate = m.Pm / (G.govK * G.g1.sumK());
+    out[w++] = 0.0;
+    for (int i = 0; i < 5; ++i) out[w++] = gate;
+  }
   return w;
 }
 
@@ -162,7 +167,8 @@ std::vector<PetscInt> generatorStartRows(const CaseGrid::Gen &G, const CaseGrid 
   for (PetscInt k = 0; k < r.numExciter; ++k) rows.push_back(r.exciter + k);
   for (PetscInt k = 0; k < r.numConstants; ++k) rows.push_back(r.constants + k);
   rows.push_back(r.pm);
-  if (G.governor >= 0) rows.push_back(grid.gov(G.governor, 0)), rows.push_back(grid.gov(G.governor, 1));
+  if (G.governor >= 0)
+    for (PetscInt j = 0; j < (G.ieeeg1 ? 6 : 2); ++j) rows.push_back(grid.gov(G.governor, j));
   return rows;
 }
 
@@ -213,6 +219,8 @@ struct CasePowerFlowStart {
     for (PetscInt b = 0; b < pf->nB; ++b) u0[w++] = s.Vm[b] * cos(s.th[b]), u0[w++] = s.Vm[b] * sin(s.th[b]);
   }
 };
+
+constexpr PetscInt maxPowerFlowUnknowns = 1000;
 
 std::string recordText(const DynamicRecord &r) { return r.where.str() + ": " + r.model + " at bus " + std::to_string(r.bus) + " id '" + r.id + "'"; }
 
@@ -387,16 +395,34 @@ PetscErrorCode CaseGrid::addGenerator(const NetworkCase &net, const Generator &g
   // Governor.
   if (governor && o.governors) {
     const DynamicRecord &t = *governor;
-    PetscCheck(t.model == "TGOV1", world, PETSC_ERR_SUP,
-               "%s: governor model not supported by the grid model (supported: TGOV1; hybridsens-grid -governors 0 ignores every governor record)",
-               recordText(t).c_str());
+    G.governor = (PetscInt)govs_.size();
+    G.govK = hb;
+    if (t.model == "IEEEG1") {
+      PetscCheck(t.param("JBUS") == 0 && t.param("M") == 0, world, PETSC_ERR_SUP,
+                 "%s: a cross-compound unit (JBUS = %g, M = %g): only the single-shaft IEEEG1 (JBUS = M = 0) is supported", recordText(t).c_str(), t.param("JBUS"),
+                 t.param("M"));
+      PetscCall(positive(t, {"K", "T3", "Uo"}));
+      const IEEEG1Data c{t.param("T1"), t.param("T2"), t.param("T3"), t.param("Uo"), t.param("Uc"), t.param("PMAX"), t.param("PMIN"),
+                         {t.param("T4"), t.param("T5"), t.param("T6"), t.param("T7")},
+                         {t.param("K1") + t.param("K2"), t.param("K3") + t.param("K4"), t.param("K5") + t.param("K6"), t.param("K7") + t.param("K8")}};
+      PetscCheck(c.T1 >= 0 && (c.T1 > 0 || c.T2 == 0) && c.T[0] >= 0 && c.T[1] >= 0 && c.T[2] >= 0 && c.T[3] >= 0, world, PETSC_ERR_ARG_OUTOFRANGE,
+                 "%s: needs T1, T4..T7 >= 0 and T2 = 0 when T1 = 0 (got T1 %g, T2 %g, T4..T7 %g %g %g %g)", recordText(t).c_str(), c.T1, c.T2, c.T[0], c.T[1], c.T[2],
+                 c.T[3]);
+      PetscCheck(c.Uc < 0 && c.Pmin < c.Pmax && c.sumK() > 0, world, PETSC_ERR_ARG_OUTOFRANGE,
+                 "%s: needs Uc < 0 < Uo, PMIN < PMAX and K1 + ... + K8 > 0 (got Uc %g, Uo %g, PMIN %g, PMAX %g, sum K %g)", recordText(t).c_str(), c.Uc, c.Uo, c.Pmin,
+                 c.Pmax, c.sumK());
+      G.ieeeg1 = true, G.g1 = c, G.models += "+IEEEG1";
+      Gov v{(PetscInt)gens_.size(), TGOV1Data{}, hb, t.param("K")};
+      v.ieeeg1 = true, v.g1 = c;
+      govs_.push_back(v);
+    } else {
     PetscCall(positive(t, {"R", "T1", "T3"}));
     PetscCheck(t.param("VMIN") < t.param("VMAX"), world, PETSC_ERR_ARG_OUTOFRANGE, "%s: needs VMIN < VMAX (got %g, %g)", recordText(t).c_str(), t.param("VMIN"),
                t.param("VMAX"));
-    G.governor = (PetscInt)govs_.size();
     G.models += "+TGOV1";
     govs_.push_back({(PetscInt)gens_.size(), TGOV1Data{t.param("T1"), t.param("T2"), t.param("T3"), t.param("Dt"), t.param("VMIN"), t.param("VMAX")}, hb,
                      t.param("R")});
+    }
   }
   // The legacy kernels' machine constants (two-axis Machine; the Exciter reads only its own).
   GenData &c = G.legacy;
@@ -485,6 +511,13 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     if (b != pf->slack) pf->thIdx[b] = pf->nUnknowns++;
   for (PetscInt b = 0; b < nB; ++b)
     if (b != pf->slack && pf->pvOf[b] < 0) pf->vmIdx[b] = pf->nUnknowns++;
+  // The start's power flow is solved with dense Newton steps, the last two in the AD type of the
+  // start kernel (one derivative per power-flow parameter): its cost grows as n³ times the number
+  // of parameters, hours for a 2000-bus case. Refused rather than left to run.
+  PetscCheck(pf->nUnknowns <= maxPowerFlowUnknowns, world, PETSC_ERR_SUP,
+             "%s: the power flow of the initial state has %" PetscInt_FMT " unknowns; the grid model's start solves it densely and supports at most %" PetscInt_FMT
+             " (about 600 buses): a sparse start is not implemented yet",
+             net.file.c_str(), pf->nUnknowns, maxPowerFlowUnknowns);
   pf_ = pf;
 
   // ---- the layout --------------------------------------------------------------------------
@@ -517,7 +550,8 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   for (Gen &G : gens_) G.rows.pm = row++;
   loadStart_ = row;
   row += numLoads();
-  govStart_ = row;
+  for (const Gov &t : govs_) govRows_.push_back(row), row += t.ieeeg1 ? 6 : 2;
+  numStates_ = row;
   // Limiters: the exciters' in generator order, then the governors' valves.
   for (PetscInt g = 0; g < nG; ++g) {
     Gen &G = gens_[g];
@@ -531,8 +565,17 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
                                                                    : NonWindupLimiter{G.legacy.VRmin, G.legacy.VRmax, flag};
     limiters_.push_back({(G.exciter == ExciterKind::SEXS ? "EFD" : "VR") + G.label, g, G.rows.vr, false, band.lo, band.hi});
   }
-  for (PetscInt k = 0; k < numGovernors(); ++k)
-    limiters_.push_back({"Pv" + gens_[govs_[k].gen].label, govs_[k].gen, gov(k, 0), true, govs_[k].k * govs_[k].c.Vmin, govs_[k].k * govs_[k].c.Vmax});
+  std::vector<PetscInt> govLimiter;  // each governor's first limiter
+  for (PetscInt k = 0; k < numGovernors(); ++k) {
+    const Gov &t = govs_[k];
+    const std::string &label = gens_[t.gen].label;
+    govLimiter.push_back(numLimiters());
+    if (!t.ieeeg1) limiters_.push_back({"Pv" + label, t.gen, gov(k, 0), true, t.k * t.c.Vmin, t.k * t.c.Vmax});
+    else {
+      limiters_.push_back({"Gate" + label, t.gen, gov(k, 1), true, t.g1.Pmin, t.g1.Pmax});
+      limiters_.push_back({"GateRate" + label, t.gen, gov(k, 1), true, t.g1.Uc, t.g1.Uo, true});
+    }
+  }
 
   // The disturbances: faults and setpoint steps (grid_events.cpp; their flags follow the limiters').
   PetscCall(planDisturbances(o, busPos, gensAt, net));
@@ -552,7 +595,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     nominal_[pVm(b)] = pf->guessVm[b], names_[pVm(b)] = "Vm" + k;
     nominal_[pTh(b)] = pf->guessTh[b], names_[pTh(b)] = "th" + k;
   }
-  for (PetscInt k = 0; k < numGovernors(); ++k) nominal_[pR(k)] = govs_[k].R, names_[pR(k)] = "R" + gens_[govs_[k].gen].label;
+  for (PetscInt k = 0; k < numGovernors(); ++k) nominal_[pR(k)] = govs_[k].R, names_[pR(k)] = (govs_[k].ieeeg1 ? "K" : "R") + gens_[govs_[k].gen].label;
 
   // ---- the DAE -----------------------------------------------------------------------------
   PetscCall(setSizes(numStates()));
@@ -566,6 +609,12 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     if (G.exciter == ExciterKind::SEXS && G.sexs.TB == 0) alg.push_back(G.rows.exciter + 1);
   }
   for (PetscInt b = 0; b < nB; ++b) alg.push_back(vr(b)), alg.push_back(vi(b));
+  for (PetscInt k = 0; k < numGovernors(); ++k)
+    if (govs_[k].ieeeg1) {
+      if (govs_[k].g1.T1 == 0) alg.push_back(gov(k, 0));  // lead-lag bypassed: xLL = 0
+      for (int i = 0; i < 4; ++i)
+        if (govs_[k].g1.T[i] == 0) alg.push_back(gov(k, 2 + i));  // a stage without delay
+    }
   std::sort(alg.begin(), alg.end());
   setAlgebraic(alg);
   auto guardsOf = [](PetscInt l) { return std::vector<PetscInt>{4 * l + HitMax, 4 * l + HitMin, 4 * l + LeaveMax, 4 * l + LeaveMin}; };
@@ -616,9 +665,18 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   for (PetscInt k = 0; k < numGovernors(); ++k) {
     const Gov &t = govs_[k];
     const Gen &G = gens_[t.gen];
-    const PetscInt l = numLimiters() - numGovernors() + k;
-    add(Governor{t.c, t.k, G.m.M(), {t.k * t.c.Vmin, t.k * t.c.Vmax, 1 + l}},
-        {{gov(k, 0), gov(k, 1), omegaRow(t.gen), G.rows.pm}, {gov(k, 0), gov(k, 1), omegaRow(t.gen)}, {pR(k)}, guardsOf(l)});
+    const PetscInt l = govLimiter[k];
+    if (!t.ieeeg1)
+      add(Governor{t.c, t.k, G.m.M(), {t.k * t.c.Vmin, t.k * t.c.Vmax, 1 + l}},
+          {{gov(k, 0), gov(k, 1), omegaRow(t.gen), G.rows.pm}, {gov(k, 0), gov(k, 1), omegaRow(t.gen)}, {pR(k)}, guardsOf(l)});
+    else {
+      std::vector<PetscInt> rows, guards = guardsOf(l), rate = guardsOf(l + 1);
+      for (PetscInt j = 0; j < 6; ++j) rows.push_back(gov(k, j));
+      guards.insert(guards.end(), rate.begin(), rate.end());
+      std::vector<PetscInt> reads = rows, writes = rows;
+      reads.push_back(omegaRow(t.gen)), reads.push_back(G.rows.pm), writes.push_back(omegaRow(t.gen));
+      add(IEEEG1Governor{t.g1, t.k, G.m.M(), 1 + l, 2 + l}, {reads, writes, {pR(k)}, guards});
+    }
   }
   {  // initial state: the power flow
     CasePowerFlowStart start;
@@ -678,6 +736,7 @@ PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscRe
   PetscCall(VecCreateMPI(comm(), ownershipEnd() - ownershipBegin(), PETSC_DETERMINE, &u0));
   PetscCall(initialState(ModeContext{p, initialDiscreteState()}, u0));
   for (PetscInt l = 0; l < numLimiters(); ++l) {
+    if (limiters_[l].rateLimit) continue;  // at rest the gate rate is 0, inside (Uc, Uo) by the record's checks
     PetscScalar x;
     PetscCall(globalEntry(u0, limiters_[l].row, &x));
     PetscCheck(x >= limiters_[l].lo && x <= limiters_[l].hi, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
@@ -689,7 +748,7 @@ PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscRe
   PetscFunctionReturn(0);
 }
 
-std::vector<std::string> CaseGrid::supportedModels() { return {"GENCLS", "GENROU", "GENSAL", "IEEET1", "EXDC1", "ESDC1A", "SEXS", "TGOV1"}; }
+std::vector<std::string> CaseGrid::supportedModels() { return {"GENCLS", "GENROU", "GENSAL", "IEEET1", "EXDC1", "ESDC1A", "SEXS", "TGOV1", "IEEEG1"}; }
 
 // Mirrors the parameters the power-flow start kernel reads (build(): slack |V| and θ, the P of
 // the generators at PV buses, |V| of the PV buses).

@@ -9,7 +9,8 @@
 // T''qo = 0 and no saturation: the two-axis machine of examples/wecc9; otherwise subtransient with
 // PSS/E's quadratic saturation), GENSAL. Exciters (optional for GENROU/GENSAL: without one Efd
 // is constant): IEEET1, EXDC1, ESDC1A (DC1A structure, VR with a non-windup limiter), SEXS (Efd
-// with a non-windup limiter). Governors (optional): TGOV1 (valve limiter). A generator without a
+// with a non-windup limiter). Governors (optional): TGOV1 (valve limiter), IEEEG1 (single shaft:
+// gate rate limit and gate position limiter). A generator without a
 // machine record gets the generic model of CaseGridOptions::genericMachine (GENCLS with the
 // options' H, D, X'd) or is refused by name. The equations are in docs/power-grids.md.
 // Data converted from MBASE to the system base (X · S_base/MBASE, H and D · MBASE/S_base).
@@ -24,18 +25,20 @@
 // VR; EXDC1/ESDC1A/general IEEET1: Efd, RF, VR, Vc, xLL; SEXS: Efd, xLL); then (Vr, Vi) of every
 // bus; then each generator's constant exciter states (Vref, KA [, KE] | Vref, K | Efd for a
 // machine without exciter | none for GENCLS), Pm of every generator, the loads' reference |V0|,
-// and the governors' (x1, x2). For the wecc9 case this is exactly examples/wecc9's layout.
+// and the governors' states (TGOV1: x1, x2; IEEEG1: xLL, P, x4..x7). For the wecc9 case this is
+// exactly examples/wecc9's layout.
 // Use the accessors below, never fixed offsets.
 // Parameters: P_g, Q_g (dispatch; Q and the slack's P are outputs of the power flow, with zero
 // sensitivity), t_on, t_off (fault times), KA_g of every generator with an exciter (SEXS: its K),
-// Vm_b, θ_b (only the slack's and PV buses' enter), R_g of the governors. Generators are named by
+// Vm_b, θ_b (only the slack's and PV buses' enter), R_g of the TGOV1s and K_g of the IEEEG1s. Generators are named by
 // their bus number ("P2", "KA3", "R2"), or bus_id where a bus has several ("P1034_2"); buses by
 // number ("Vm9", "th1").
 // Discrete state: d[0] fault on, d[1 + ℓ] limiter ℓ (exciter limiters in generator order, then
-// governor valves), then the flags of further faults and line trips; guards 4ℓ + GuardKind.
-// Time events: those of the disturbances (grid_events.hpp, grid_events.cpp); for the command
-// line's fault as examples/wecc9: fault on/off, then the limiter checks at both instants (an
-// exciter limiter whose free rate points back into its band after the network jump is released).
+// governor valves: a TGOV1 valve; an IEEEG1 gate position, then its rate limit), then the flags
+// of further faults and line trips; guards 4ℓ + GuardKind. Time events: those of the
+// disturbances (grid_events.hpp, grid_events.cpp); for the command line's fault as
+// examples/wecc9: fault on/off, then the limiter checks at both instants (an exciter limiter
+// whose free rate points back into its band after the network jump is released).
 #pragma once
 
 #include <hybridsens/power/admittance.hpp>
@@ -93,8 +96,8 @@ public:
   PetscInt ka(PetscInt g) const { return gens_[g].rows.ka; }
   PetscInt pm(PetscInt g) const { return gens_[g].rows.pm; }
   PetscInt loadRef(PetscInt l) const { return loadStart_ + l; }
-  PetscInt gov(PetscInt k, PetscInt j) const { return govStart_ + 2 * k + j; }
-  PetscInt numStates() const { return gov(numGovernors(), 0); }
+  PetscInt gov(PetscInt k, PetscInt j) const { return govRows_[k] + j; }  // TGOV1: x1, x2; IEEEG1: xLL, P, x4..x7
+  PetscInt numStates() const { return numStates_; }
   // ---- parameters ---------------------------------------------------------------------------
   PetscInt pP(PetscInt g) const { return g; }
   PetscInt pQ(PetscInt g) const { return numGens() + g; }
@@ -103,7 +106,7 @@ public:
   PetscInt pKA(PetscInt g) const { return gens_[g].gain < 0 ? -1 : pToff() + 1 + gens_[g].gain; }  // -1 without exciter
   PetscInt pVm(PetscInt b) const { return pToff() + 1 + numGains_ + b; }
   PetscInt pTh(PetscInt b) const { return pVm(numBuses()) + b; }
-  PetscInt pR(PetscInt k) const { return pTh(numBuses()) + k; }
+  PetscInt pR(PetscInt k) const { return pTh(numBuses()) + k; }  // TGOV1: its droop R; IEEEG1: its gain K
   // Then the parameters of every event after the first bus fault (which uses t_on, t_off): a
   // fault's t_on, t_off, a step's time, size, a line trip's time (grid_events.cpp).
   PetscInt pEvent(PetscInt e) const { return pR(numGovernors()) + eventParamOffset_[e]; }
@@ -124,6 +127,8 @@ public:
   // (the slack bus's P, every Q, |V| of PQ buses, θ of every bus but the slack), or the fault
   // times of a run without the command line's fault. Setting such a parameter would silently do nothing.
   std::string ineffectiveParameter(PetscInt k) const;
+  // A rate limit (IEEEG1's gate speed): its limitedState is the gate position it moves.
+  bool limiterIsRateLimit(PetscInt l) const { return limiters_[l].rateLimit; }
   // The power flow at p in double (the start kernel's first stage): converged, its mismatch;
   // and every limited state of the start inside its limiter's band (a start beyond a limit
   // would not be at rest: refused naming the limiter, its value and band). Collective.
@@ -163,19 +168,25 @@ public:
     PetscReal gainValue = 1;  // KA (DC, IEEET1) or K (SEXS)
     PetscInt gain = -1;   // its position among the gain parameters, -1 without exciter
     PetscInt governor;    // its governor's index, or -1
+    bool ieeeg1 = false;  // its governor is an IEEEG1 (else TGOV1)
+    IEEEG1Data g1{};
+    PetscReal govK = 1;   // MBASE/S_base
     PetscReal pFile, qFile, weight;  // the file's dispatch (pu) and its MBASE share at its bus
     GenRows rows;
   };
   struct Gov {
     PetscInt gen;
     TGOV1Data c;
-    PetscReal k, R;
+    PetscReal k, R;     // R: TGOV1's droop, or IEEEG1's gain K
+    bool ieeeg1 = false;
+    IEEEG1Data g1{};
   };
   struct Limiter {
     std::string name;
     PetscInt gen, row;
     bool governor;
-    PetscReal lo, hi;  // its band (system-base units for a governor valve)
+    PetscReal lo, hi;  // its band (system-base units for a TGOV1 valve, machine base for an IEEEG1 gate)
+    bool rateLimit = false;
   };
   struct PowerFlowData;  // the power-flow problem (case_grid.cpp)
 
@@ -207,7 +218,8 @@ private:
   std::shared_ptr<const PowerFlowData> pf_;
   std::vector<PetscReal> nominal_;
   std::vector<std::string> names_;
-  PetscInt numGains_ = 0, numGeneric_ = 0, busStart_ = 0, loadStart_ = 0, govStart_ = 0;
+  PetscInt numGains_ = 0, numGeneric_ = 0, busStart_ = 0, loadStart_ = 0, numStates_ = 0;
+  std::vector<PetscInt> govRows_;  // first row of each governor
   int faultBusNumber_ = 0;
   std::vector<GridEvent> events_;
   std::vector<PetscInt> eventParamOffset_, faultFlag_;

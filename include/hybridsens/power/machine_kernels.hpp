@@ -1,7 +1,7 @@
 // The PSS/E dynamic models of the case builder (case_grid.hpp) beyond the two-axis machine and
 // IEEE type-1 exciter of grid_kernels.hpp, as local AD kernels (hybridsens/ad_local.hpp):
 // GENCLS, GENROU with subtransient dynamics and quadratic saturation, GENSAL, the DC exciters
-// IEEET1 (general form), EXDC1 and ESDC1A, SEXS; and the steady state of every machine and
+// IEEET1 (general form), EXDC1 and ESDC1A, SEXS, the IEEEG1 governor; and the steady state of every machine and
 // exciter at a power-flow point (the initial state, differentiated through P, Q, |V|, θ, gains).
 //
 // Conventions (those of grid_kernels.hpp): per unit on the system base, generator convention,
@@ -211,6 +211,57 @@ struct SexsExciter {
     f[1] = TB > 0 ? S(((1 - TA_TB) * input<S>(u) - u[1]) / TB) : S(-u[1]);
   }
   template <class S> S guard(PetscInt k, S, const S *u, const S *, const DiscreteState &) const { return lim.guard<S>(k, u[0], freeRate<S>(u)); }
+};
+
+// IEEEG1 (PSS/E, single shaft: JBUS = 0), on the machine base (k = MBASE/S_base converts P_m):
+//   Δω = (ω − ω_s)/ω_s, y = K ((T2/T1) Δω + xLL), T1 xLL' = (1 − T2/T1) Δω − xLL (T1 = 0: y = K Δω,
+//   xLL = 0 algebraic); gate rate s = (P_ref − y − P)/T3 clipped to [Uc, Uo] (a rate limit: the
+//   clip switches at state events), gate position P' = clip(s) with a non-windup limiter
+//   [PMIN, PMAX]; four stages T_i x_i' = x_{i−1} − x_i (x_3 = P; T_i = 0: x_i = x_{i−1}, an
+//   algebraic row); T_m = k Σ_i (K_{2i−1} + K_{2i}) x_i; P_ref = P_m/(k ΣK) with P_m the dispatch (a
+//   constant state), so the governor is at rest at t = 0.
+// Reads (xLL, P, x4, x5, x6, x7, ω, P_m); writes (xLL, P, x4, x5, x6, x7, ω's row: + T_m/M);
+// param K; guards: the position limiter's four, then the rate limit's four (hit Uo, hit Uc,
+// leave Uo, leave Uc: s − Uo, s − Uc).
+struct IEEEG1Data {
+  PetscReal T1, T2, T3, Uo, Uc, Pmax, Pmin, T[4], Kstage[4];  // Kstage[i] = K_{2i+1} + K_{2i+2}
+  PetscReal sumK() const { return Kstage[0] + Kstage[1] + Kstage[2] + Kstage[3]; }
+};
+struct IEEEG1Governor {
+  static constexpr int numReads = 8, numWrites = 7, numParams = 1;
+  IEEEG1Data c;
+  PetscReal k, M;
+  PetscInt positionFlag, rateFlag;
+  template <class S> S gateRate(const S *u, const S &K) const {
+    const S dw = (u[6] - omegaS) / omegaS;
+    const S y = c.T1 > 0 ? S(K * (c.T2 / c.T1 * dw + u[0])) : S(K * dw);
+    return (u[7] / (k * c.sumK()) - y - u[1]) / c.T3;
+  }
+  template <class S> S clippedRate(const S &s, const DiscreteState &d) const { return d[rateFlag] == 1 ? S(c.Uo) : d[rateFlag] == -1 ? S(c.Uc) : s; }
+  template <class S> void residual(S, const S *u, const S *p, const DiscreteState &d, S *f) const {
+    const S dw = (u[6] - omegaS) / omegaS;
+    f[0] = c.T1 > 0 ? S(((1 - c.T2 / c.T1) * dw - u[0]) / c.T1) : S(-u[0]);
+    if (d[positionFlag] == 0) f[1] = clippedRate<S>(gateRate<S>(u, p[0]), d);
+    S in = u[1], TM = 0.0;
+    for (int i = 0; i < 4; ++i) {
+      f[2 + i] = c.T[i] > 0 ? S((in - u[2 + i]) / c.T[i]) : S(in - u[2 + i]);
+      TM += c.Kstage[i] * u[2 + i];
+      in = u[2 + i];
+    }
+    f[6] = k * TM / M;
+  }
+  template <class S> S guard(PetscInt kind, S, const S *u, const S *p, const DiscreteState &d) const {
+    const S s = gateRate<S>(u, p[0]);
+    switch (kind) {
+    case HitMax: return u[1] - c.Pmax;
+    case HitMin: return u[1] - c.Pmin;
+    case LeaveMax:
+    case LeaveMin: return clippedRate<S>(s, d);
+    case 4 + HitMax:
+    case 4 + LeaveMax: return s - c.Uo;
+    default: return s - c.Uc;
+    }
+  }
 };
 
 // ---- steady state at a power-flow point ------------------------------------------------------
