@@ -4,8 +4,8 @@
 // solve, recomputation from checkpoints re-runs event handlers, and the record at an event
 // step holds the post-reset state U⁺ while the adjoint of that step needs U⁻. Here record N of
 // a step ending at an event holds U⁻ (the state the step produced) and the mode the step ran
-// in; record N+1 holds the stages of the next step, which start from U⁺. Nothing is ever
-// recomputed, so no configuration can recompute across an event.
+// in; record N+1 holds the stages of the next step, which start from U⁺. Without checkpoints
+// nothing is recomputed; with them (below) a step is re-taken, never integrated anew.
 //
 // What is kept: nothing but the number of steps unless something will read the records (the
 // adjoint, the Hessian sweeps) — a plain simulation's memory does not grow with its steps.
