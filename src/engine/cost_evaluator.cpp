@@ -13,23 +13,22 @@ bool CostEvaluator::anyIntegrand() const {
 }
 
 PetscErrorCode CostEvaluator::checkDeclaredParts(PetscReal t, Vec u, const DiscreteState &d) {
+  using Part = CostFunction::DefaultPart;
   PetscFunctionBeginUser;
   for (const CostFunction *c : costs_) {
-    PetscScalar v = 0;
     c->clearDefaultsUsed();
-    if (!c->hasTerminal()) {
-      HS_USER_CALL(dyn_.comm(), "terminal", c->terminal(t, u, dyn_.context(d), &v));
-      PetscCheck(c->defaultUsed(CostFunction::DefaultPart::Terminal), dyn_.comm(), PETSC_ERR_USER_INPUT,
-                 "cost '%s' implements terminal() but hasTerminal() returns false, so its terminal part would be left out of the "
-                 "objective; override hasTerminal() to return true",
-                 c->name().c_str());
-    }
-    if (!c->hasIntegrand()) {
-      HS_USER_CALL(dyn_.comm(), "integrand", c->integrand(t, u, dyn_.context(d), &v));
-      PetscCheck(c->defaultUsed(CostFunction::DefaultPart::Integrand), dyn_.comm(), PETSC_ERR_USER_INPUT,
-                 "cost '%s' implements integrand() but hasIntegrand() returns false, so its integral would be left out of the "
-                 "objective; override hasIntegrand() to return true",
-                 c->name().c_str());
+    // Each undeclared part once: the library's default answers it; the cost's own code must not.
+    for (const Part part : {Part::Terminal, Part::Integrand}) {
+      const bool terminal = part == Part::Terminal;
+      if (terminal ? c->hasTerminal() : c->hasIntegrand()) continue;
+      PetscScalar v = 0;
+      const char *callback = terminal ? "terminal" : "integrand";
+      HS_USER_CALL(dyn_.comm(), callback, terminal ? c->terminal(t, u, dyn_.context(d), &v) : c->integrand(t, u, dyn_.context(d), &v));
+      PetscCheck(c->defaultUsed(part), dyn_.comm(), PETSC_ERR_USER_INPUT,
+                 "cost '%s' implements %s() but %s() returns false, so its %s would be left out of the objective; override %s() to "
+                 "return true",
+                 c->name().c_str(), callback, terminal ? "hasTerminal" : "hasIntegrand", terminal ? "terminal part" : "integral",
+                 terminal ? "hasTerminal" : "hasIntegrand");
     }
     PetscCheck(c->hasTerminal() || c->hasIntegrand() || !c->measurementTimes().empty(), dyn_.comm(), PETSC_ERR_USER_INPUT,
                "cost '%s' declares no part (hasTerminal() and hasIntegrand() are false and measurementTimes() is empty), so it would "

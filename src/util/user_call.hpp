@@ -10,13 +10,7 @@
 #define HS_USER_CALL(comm, name, expr)                                                                       \
   do {                                                                                                       \
     PetscErrorCode hs_user_ierr_ = 0;                                                                        \
-    try {                                                                                                    \
-      hs_user_ierr_ = (expr);                                                                                \
-    } catch (const std::exception &hs_e_) {                                                                  \
-      SETERRQ(comm, PETSC_ERR_LIB, "C++ exception in model callback %s: %s", name, hs_e_.what());           \
-    } catch (...) {                                                                                          \
-      SETERRQ(comm, PETSC_ERR_LIB, "Unknown C++ exception in model callback %s", name);                      \
-    }                                                                                                        \
+    HS_USER_QUERY(comm, name, hs_user_ierr_ = (expr));                                                       \
     PetscCall(hs_user_ierr_);                                                                                \
   } while (0)
 
