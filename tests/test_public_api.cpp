@@ -87,6 +87,17 @@ PetscErrorCode solveKicked(Solver &s, const std::vector<PetscReal> &p) {
   PetscFunctionReturn(0);
 }
 
+// Solves with J on a fixed RK grid, expecting a refusal; returns the PETSc error message.
+std::string refusalOf(const HybridModel &model, const CostFunction &J, bool forward = false) {
+  Solver s(model);
+  s.addCost(J);
+  EXPECT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
+  s.setForwardSensitivities(forward);
+  ErrorCapture err;
+  EXPECT_NE(s.solve(), 0);
+  return err.message();
+}
+
 } // namespace
 
 TEST(SmallModel, TimeEventWithResetMatchesTheClosedForm) {
@@ -140,14 +151,9 @@ TEST(SmallModel, ExceptionFromTimeEventAfterSetUpIsAnError) {
     return 0.75;
   };
   model.addTimeEvent(late);
-  Solver s(model);
-  s.addCost(J);
-  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
-  s.setForwardSensitivities(true);
-  ErrorCapture err;
-  EXPECT_NE(s.solve(), 0);
-  EXPECT_NE(err.message().find("C++ exception in model callback"), std::string::npos) << err.message();
-  EXPECT_NE(err.message().find("time lambda failed"), std::string::npos) << err.message();
+  const std::string message = refusalOf(model, J, true);
+  EXPECT_NE(message.find("C++ exception in model callback"), std::string::npos) << message;
+  EXPECT_NE(message.find("time lambda failed"), std::string::npos) << message;
 }
 
 // Its guardRates does not ask guardActive (as AD and hand-written models may not), so the
@@ -177,13 +183,9 @@ TEST(SmallModel, ExceptionFromGuardActiveIsAnError) {
     return true;
   };
   model.addGuard(low);
-  Solver s(model);
-  s.addCost(J);
-  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
-  ErrorCapture err;
-  EXPECT_NE(s.solve(), 0);
-  EXPECT_NE(err.message().find("guardActive"), std::string::npos) << err.message();
-  EXPECT_NE(err.message().find("active lambda failed in mode 1"), std::string::npos) << err.message();
+  const std::string message = refusalOf(model, J);
+  EXPECT_NE(message.find("guardActive"), std::string::npos) << message;
+  EXPECT_NE(message.find("active lambda failed in mode 1"), std::string::npos) << message;
 }
 
 // A cost that implements terminal() but forgets to declare it with hasTerminal() used to give
@@ -198,14 +200,8 @@ public:
 TEST(CostFunction, ImplementedButUndeclaredTerminalIsRefused) {
   KickedDecay model;
   UndeclaredFinalValue J;
-  Solver s(model);
-  s.addCost(J);
-  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
-  s.setAdjoint(true);
-  ErrorCapture err;
-  EXPECT_NE(s.solve(), 0);
-  EXPECT_NE(err.message().find("cost 'undeclared x(T)' implements terminal() but hasTerminal() returns false"), std::string::npos)
-      << err.message();
+  const std::string message = refusalOf(model, J);
+  EXPECT_NE(message.find("cost 'undeclared x(T)' implements terminal() but hasTerminal() returns false"), std::string::npos) << message;
 }
 
 class UndeclaredIntegral : public CostFunction {
@@ -216,12 +212,8 @@ public:
 TEST(CostFunction, ImplementedButUndeclaredIntegrandIsRefused) {
   KickedDecay model;
   UndeclaredIntegral J;
-  Solver s(model);
-  s.addCost(J);
-  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
-  ErrorCapture err;
-  EXPECT_NE(s.solve(), 0);
-  EXPECT_NE(err.message().find("implements integrand() but hasIntegrand() returns false"), std::string::npos) << err.message();
+  const std::string message = refusalOf(model, J);
+  EXPECT_NE(message.find("implements integrand() but hasIntegrand() returns false"), std::string::npos) << message;
 }
 
 class NoPart : public CostFunction {
@@ -232,12 +224,8 @@ public:
 TEST(CostFunction, CostWithoutAnyPartIsRefused) {
   KickedDecay model;
   NoPart J;
-  Solver s(model);
-  s.addCost(J);
-  ASSERT_EQ(configureFixedStep(s, TSRK, 1e-2, kT), 0);
-  ErrorCapture err;
-  EXPECT_NE(s.solve(), 0);
-  EXPECT_NE(err.message().find("cost 'empty' declares no part"), std::string::npos) << err.message();
+  const std::string message = refusalOf(model, J);
+  EXPECT_NE(message.find("cost 'empty' declares no part"), std::string::npos) << message;
 }
 
 TEST(SolveResult, ACopyOutlivesLaterSolves) {
