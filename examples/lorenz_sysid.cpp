@@ -274,7 +274,9 @@ static PetscErrorCode checkTruth(Solver &solver, const std::vector<PetscReal> &t
   PetscCall(solver.setParameters(truth));
   solver.setAdjoint(false);
   solver.setForwardSensitivities(false);
+  solver.keepTrajectory(true);  // a plain solve keeps no trajectory unless asked: the Hessians below read it
   PetscCall(solver.solve());
+  solver.keepTrajectory(false);
   PetscCall(solver.computeHessian(HessianMethod::ForwardOverAdjoint, Hfoa));
   PetscCall(solver.computeHessian(HessianMethod::Hybrid, Hhyb));
   PetscCall(TSGetMaxTime(solver.ts(), &tmax));

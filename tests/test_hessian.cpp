@@ -256,6 +256,7 @@ struct Fixture {
   Measurements measurements;
   Solver solver{model};
   explicit Fixture(const std::string &opts, bool u0p = false) : model(u0p) {
+    solver.keepTrajectory(true);
     ScopedOptions o(opts);
     solver.addCost(terminal);
     solver.addCost(integral);
@@ -405,6 +406,7 @@ struct SwitchedFixture {
   Measurements measurements;
   Solver solver{model};
   SwitchedFixture(SwitchedPendulum::Variant v, const std::string &opts) : model(v) {
+    solver.keepTrajectory(true);
     ScopedOptions o(opts + " -ts_max_time 2");
     solver.addCost(terminal);
     solver.addCost(integral);
@@ -445,6 +447,7 @@ TEST(Hessian, MissingMeasurementTermFailsTheFiniteDifferenceCheck) {
   Pendulum model;
   Measurements broken(true);
   Solver solver(model);
+  solver.keepTrajectory(true);
   {
     ScopedOptions o("-ts_type rk -ts_rk_type 4 -ts_dt 0.01 -ts_max_time 2");
     solver.addCost(broken);
@@ -520,6 +523,7 @@ TEST(HessianRefuses, MissingProducts) {
   NoProducts model;
   Terminal terminal;
   Solver solver(model);
+  solver.keepTrajectory(true);
   solver.addCost(terminal);
   {
     ScopedOptions o("-ts_type rk -ts_rk_type 4 -ts_dt 0.1 -ts_max_time 1");
@@ -530,6 +534,30 @@ TEST(HessianRefuses, MissingProducts) {
   ErrorCapture err;
   EXPECT_NE(solver.computeHessian(HessianMethod::Auto, H), 0);
   EXPECT_NE(err.message().find("SecondOrderModel"), std::string::npos) << err.message();
+}
+
+// A plain solve keeps no trajectory (memory and a copy per step that nothing reads); a Hessian
+// of it is refused with the remedy named, and keepTrajectory(true) makes the same call work.
+TEST(HessianRefuses, PlainSolveKeptNoTrajectory) {
+  Pendulum model;
+  Terminal terminal;
+  Solver solver(model);
+  solver.addCost(terminal);
+  {
+    ScopedOptions o("-ts_type rk -ts_rk_type 4 -ts_dt 0.1 -ts_max_time 1");
+    HS_OK(solver.setFromOptions());
+  }
+  HS_OK(solver.solve());
+  Tensor H;
+  {
+    ErrorCapture err;
+    EXPECT_NE(solver.computeHessian(HessianMethod::Auto, H), 0);
+    EXPECT_NE(err.message().find("keepTrajectory(true)"), std::string::npos) << err.message();
+  }
+  solver.keepTrajectory(true);
+  HS_OK(solver.solve());
+  HS_OK(solver.computeHessian(HessianMethod::Auto, H));
+  EXPECT_TRUE(std::isfinite(PetscRealPart(H[0][0][0])));
 }
 
 // A semi-explicit DAE (x' = -p x + y, 0 = y - x²/2), with products: refused because it is a DAE.
@@ -559,6 +587,7 @@ TEST(HessianRefuses, DAE) {
   SmallDAE model;
   Terminal terminal;
   Solver solver(model);
+  solver.keepTrajectory(true);
   solver.addCost(terminal);
   {
     ScopedOptions o("-ts_type beuler -ts_dt 0.1 -ts_max_time 1");
@@ -723,6 +752,7 @@ TEST(Hessian, DistributedEqualsSerial) {
       model.sparseParameterJacobian = dist == 1;
       DecayCosts cost;
       Solver solver(model);
+      solver.keepTrajectory(true);
       solver.addCost(cost);
       {
         ScopedOptions o(std::string(opts) + " -ts_max_time 1");

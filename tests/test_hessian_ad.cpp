@@ -87,6 +87,8 @@ PetscReal maxRelDiff(const Tensor &A, const Tensor &B) {
 
 // Full Hessians of both solvers by both methods.
 void compare(Solver &hand, Solver &ad, PetscReal tol) {
+  hand.keepTrajectory(true);
+  ad.keepTrajectory(true);
   HS_OK(hand.solve());
   HS_OK(ad.solve());
   for (HessianMethod m : {HessianMethod::ForwardOverAdjoint, HessianMethod::Hybrid}) {

@@ -67,7 +67,7 @@ public:
   bool forwardSensitivities() const { return forward_; }
   bool adjoint() const { return adjoint_; }
   // Hessians (hybridsens/hessian.hpp) with respect to (parameters, chosen initial-state
-  // components), from the trajectory of the last solve — no re-solve. The model and the costs
+  // components), from the trajectory of the last solve — no re-solve (see keepTrajectory). The model and the costs
   // provide second-derivative products (SecondOrderModel / SecondOrderCost of
   // hybridsens/second_order.hpp, found by dynamic_cast, or registered here).
   // -hs_hessian: the full Hessian of every cost after each solve (-hs_hessian_method auto|foa|hybrid).
@@ -75,6 +75,9 @@ public:
   bool hessianRequested() const { return hessianOn_; }
   void setHessianMethod(HessianMethod m) { hessianMethod_ = m; }
   HessianMethod hessianMethod() const { return hessianMethod_; }
+  // A plain solve (no adjoint, -hs_hessian or -hs_check_hessian) keeps no trajectory; call
+  // keepTrajectory(true) before solve() to ask for Hessians of its trajectory afterwards.
+  void keepTrajectory(bool on) { keepTrajectory_ = on; }
   void setSecondOrderModel(const SecondOrderModel &h) { modelHessian_ = &h; }
   void setSecondOrderCost(const CostFunction &c, const SecondOrderCost &h);
   // H_k v_j for every cost k and direction v_j (n_q = np + #u0 entries each): Hv[k][j].
@@ -123,6 +126,7 @@ private:
   PetscErrorCode refuseIndex2ObservationsAtEvents() const;
   PetscErrorCode collectResult(SolveResult &r) const;
   bool secondOrderAvailable() const;
+  bool keepsTrajectoryStates() const;
   template <class F> PetscErrorCode withHessianSweeps(F &&f);
 
   const HybridModel &model_;
@@ -145,7 +149,7 @@ private:
   AdjointMonitor adjointMonitor_;
   ForwardMonitor forwardMonitor_;
   SolveResult result_;
-  bool hessianOn_ = false;
+  bool hessianOn_ = false, keepTrajectory_ = false;
   HessianMethod hessianMethod_ = HessianMethod::Auto;
   const SecondOrderModel *modelHessian_ = nullptr;
   std::vector<std::pair<const CostFunction *, const SecondOrderCost *>> costHessians_;

@@ -139,6 +139,8 @@ static PetscErrorCode pushStage(const char *name) {
 // Whether computeHessian() and friends can still follow this solve (they need its trajectory).
 bool Solver::secondOrderAvailable() const { return modelHessian_ || dynamic_cast<const SecondOrderModel *>(&model_); }
 
+bool Solver::keepsTrajectoryStates() const { return adjoint_ || hessianOn_ || opt_.checkHessian || keepTrajectory_; }
+
 // The trajectory (memory, or files under -hs_trajectory_dir) lasts no longer than needed. An
 // error that reaches main() aborts the program (PETSc calls MPI_Abort) without running
 // destructors, so a failed solve drops it here; after success it stays only if a Hessian may
@@ -198,9 +200,11 @@ PetscErrorCode Solver::solveOnce() {
   stops.insert(stops.end(), outputTimes_.begin(), outputTimes_.end());
   engine_->setStopTimes(stops);
   // The states of every step are kept only if something will read them: the adjoint, the
-  // Hessian after this solve, or a later computeHessian() — possible only with second-order
-  // products, so a model without them keeps none in a plain simulation.
-  engine_->keepTrajectoryStates(adjoint_ || hessianOn_ || secondOrderAvailable());
+  // Hessian after this solve (-hs_hessian, -hs_check_hessian), or a later Hessian call the
+  // program announced with keepTrajectory(). A plain simulation keeps none, whatever the
+  // model could differentiate: at 63k states over 154 steps that trajectory was 60 % of the
+  // process' memory and a snapshot copy per step.
+  engine_->keepTrajectoryStates(keepsTrajectoryStates());
   if (forward_ || adjoint_) {
     JumpTerms terms;
     terms.eventTime = !opt_.dropEventTimeTerm;

@@ -33,8 +33,8 @@ template <class F> PetscErrorCode Solver::withHessianSweeps(F &&f) {
              "Hessians need second-derivative products of the model: derive the model from hybridsens::SecondOrderModel "
              "(hybridsens/second_order.hpp; the AD front ends do) or register them with Solver::setSecondOrderModel()");
   PetscCheck(engine_->trajectory().keepsStates(), comm, PETSC_ERR_ARG_WRONGSTATE,
-             "Hessians need the trajectory of the last solve(), which was not kept (the second-order model was registered after "
-             "it): call setSecondOrderModel() before solve(), or solve with -hs_hessian");
+             "Hessians need the trajectory of the last solve(), which was not kept (a plain solve keeps none): call "
+             "Solver::keepTrajectory(true) before solve(), or solve with -hs_adjoint, -hs_hessian or -hs_check_hessian");
   std::vector<const SecondOrderCost *> ch;
   for (const CostFunction *c : costs_) {
     const SecondOrderCost *h = nullptr;

@@ -93,6 +93,9 @@ PetscErrorCode TaoProblem::attach(Tao tao, TaoGradient gradient, TaoHessian hess
   solver_.setInitialStateSensitivities({});
   solver_.setForwardSensitivities(false);
   solver_.setHessian(false);
+  // A Newton method asks for the Hessian at a point whose solve may have been a plain one (a
+  // line-search trial): keep every solve's trajectory then.
+  solver_.keepTrajectory(hessian != TaoHessian::None);
   nq_ = (PetscInt)solver_.parameters().size();
   PetscCheck(nq_ > 0, comm_, PETSC_ERR_ARG_WRONGSTATE, "TaoProblem: the model has no parameters to optimize");
   PetscCallMPI(MPI_Comm_rank(comm_, &rank));
