@@ -19,7 +19,7 @@ computed from them, are the same bits; the test asserts ==, no tolerance:
   * the JSON stats: at most K states held, re-taken steps counted (K = 1 re-takes M(M+1)/2 − M:
     quadratic, the binomial bound with no spare state).
 Must-fail: re-taking steps with sizes rebuilt from the stored times (what PETSc's own
-recomputation does; -hs_test_checkpoints_rebuilt_steps) changes the gradient bits — equality is
+recomputation does; -hs_test_rebuilt_steps) changes the gradient bits — equality is
 not a property every recomputation has.
 Usage: checkpointing.py --build DIR [--mpiexec M] [--quick]
 """
@@ -148,7 +148,7 @@ for ev in ("HSGuardValues", "HSGuardRates", "HSEventLocation", "HSTransition"):
 # Must-fail: step sizes rebuilt from the stored times change the gradient bits.
 for example, opts in (("bouncing_ball", ["-ts_dt", "0.01"]),):
     full = run(example, opts + ["-hs_adjoint"])
-    bad = run(example, opts + ["-hs_adjoint", "-hs_checkpoints", "3", "-hs_test_checkpoints_rebuilt_steps"])
+    bad = run(example, opts + ["-hs_adjoint", "-hs_checkpoints", "3", "-hs_test_rebuilt_steps"])
     check(results(bad) != results(full), f"{example}: re-taking steps with rebuilt sizes changes the gradient "
           f"({results(bad)['gradient']['p']} vs {results(full)['gradient']['p']})")
 

@@ -41,8 +41,9 @@ struct EngineOptions {
   // steps during the reverse sweeps (binomial schedule; docs/checkpointing.md); 0: keep every step.
   PetscInt checkpoints = 0;
   std::string checkpointsDir;        // -hs_checkpoints_dir DIR: the K states on disk (each rank its part)
-  // Testing only: re-take steps with the size rebuilt from the stored times (as PETSc's own
-  // recomputation does) instead of the size the integrator took: gradients change in the last bits.
+  // Testing only (-hs_test_rebuilt_steps): re-take checkpointed steps and step back in the
+  // adjoint with the sizes rebuilt from the stored times, t_n − t_{n−1} (as PETSc's own
+  // recomputation does), instead of the sizes the integrator took: gradients change.
   PetscBool testRebuiltSteps = PETSC_FALSE;
 
   PetscErrorCode read(OptionReader &r);

@@ -66,8 +66,9 @@ PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
   PetscInt rejectBefore, rejectAfter;
   PetscCall(TSGetStepRejections(ts_, &rejectBefore));
   takenH_ = h;
-  if (keepStates_) {
-    // What the stored record's step was taken with (a replay repeats it; see below).
+  {
+    // The size the accepted attempt was taken with: what the step's derivatives use, what a
+    // stored record's replay repeats (see below), and what the adjoint steps back with.
     PetscContainer c;
     PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
     PetscCall(PetscContainerSetPointer(c, &takenH_));
@@ -76,10 +77,8 @@ PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
     PetscCall(TSAdaptSetCheckStage(adapt, noteAttemptSize));
   }
   PetscCall(TSStep(ts_));
-  if (keepStates_) {
-    PetscCall(TSAdaptSetCheckStage(adapt, nullptr));
-    PetscCall(PetscObjectCompose((PetscObject)adapt, "hybridsens_attempt_size", nullptr));
-  }
+  PetscCall(TSAdaptSetCheckStage(adapt, nullptr));
+  PetscCall(PetscObjectCompose((PetscObject)adapt, "hybridsens_attempt_size", nullptr));
   PetscCall(TSAdaptSetAlwaysAccept(adapt, saved));
   TSConvergedReason reason;
   PetscCall(TSGetConvergedReason(ts_, &reason));
@@ -496,6 +495,7 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
     cfg.t0 = t0, cfg.tf = tf;
     cfg.checkpoints = opt_.checkpoints;
     cfg.checkpointsDir = opt_.checkpointsDir;
+    cfg.rebuiltSteps = opt_.testRebuiltSteps;
     PetscCheck(cfg.checkpoints > 0 || cfg.checkpointsDir.empty(), dyn_.comm(), PETSC_ERR_ARG_INCOMP,
                "-hs_checkpoints_dir %s needs -hs_checkpoints K (the number of states to keep there)", cfg.checkpointsDir.c_str());
     PetscCall(traj_.setUp(dyn_.comm(), cfg, u0));
@@ -531,7 +531,7 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
 
   PetscCall(checkTimeIndependence(t0, X));
   PetscCall(traj_.record(ts_, 0, t0, t0, X, dyn_.mode, 0.0));
-  for (auto *o : observers_) PetscCall(o->stepAccepted(0, t0, t0));
+  for (auto *o : observers_) PetscCall(o->stepAccepted(0, t0, t0, 0.0));
   for (auto *o : observers_) PetscCall(o->instantCompleted(0, t0));
   PetscCall(startSides({}));
   PetscFunctionReturn(0);
@@ -622,7 +622,7 @@ PetscErrorCode Engine::advanceTangentLinearModel(PetscInt step) {
   PetscCall(TSGetTime(ts_, &tEnd));
   PetscCall(TSGetTimeStep(ts_, &hNext));
   PetscCall(TSSetTime(ts_, start_.t));
-  PetscCall(TSSetTimeStep(ts_, currentH_));
+  PetscCall(TSSetTimeStep(ts_, takenH_));  // the size taken (RK's TLM reads it; theta's keeps its own), not tEnd − t
   PetscCall(TSSetStepNumber(ts_, step - 1));
   PetscCall(TSForwardStep(ts_));
   PetscCall(TSSetStepNumber(ts_, step));
@@ -642,7 +642,7 @@ PetscErrorCode Engine::acceptStep(PetscInt step) {
   PetscCall(TSGetSolution(ts_, &X));
   PetscCall(TSGetTime(ts_, &now));
   PetscCall(traj_.record(ts_, step, now, start_.t, X, dyn_.mode, takenH_));
-  for (auto *o : observers_) PetscCall(o->stepAccepted(step, start_.t, now));
+  for (auto *o : observers_) PetscCall(o->stepAccepted(step, start_.t, now, takenH_));
   PetscCall(TSPostStep(ts_));
   PetscFunctionReturn(0);
 }

@@ -31,8 +31,11 @@ class EngineObserver {
 public:
   virtual ~EngineObserver() = default;
   // Step `step` (from tprev to t) was accepted; U is the state it produced (U⁻ if an event
-  // follows) and the TLM, if any, has been advanced over it.
-  virtual PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) { return 0; }
+  // follows) and the TLM, if any, has been advanced over it. h is the size the integrator
+  // stepped with: t is tprev + h rounded, so t − tprev differs from h in the last bits of t, and
+  // every derivative of the step must use h (a size off by ulp(t) moves a stiff or index-2
+  // step's derivative by ulp(t)/h relative: 1e-12 of a pendulum gradient over 3000 steps).
+  virtual PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t, PetscReal h) { return 0; }
   // One transition was applied; the record holds its snapshots.
   virtual PetscErrorCode transitionApplied(const EventRecord &r) { return 0; }
   // Everything at the boundary after step `step` is done (transitions included): the state is

@@ -313,7 +313,10 @@ PetscErrorCode TrajectoryStore::load(TS ts, PetscInt step) const {
     }
   }
   PetscCall(TSSetTime(ts, e.time));
-  if (step > 0) PetscCall(TSSetTimeStep(ts, e.tprev - e.time));
+  // The size the step was taken with, not e.tprev − e.time: that differs from it in the last
+  // bits of the time, and the reverse step's derivative moves by ulp(t)/h relative with it
+  // (EngineObserver::stepAccepted).
+  if (step > 0) PetscCall(TSSetTimeStep(ts, cfg_.rebuiltSteps ? e.tprev - e.time : -e.h));
   PetscFunctionReturn(0);
 }
 

@@ -54,6 +54,7 @@ public:
     PetscReal t0 = 0, tf = 0;   // the run's horizon (for the projection in the memory error)
     PetscInt checkpoints = 0;   // -hs_checkpoints K; 0: every step
     std::string checkpointsDir; // -hs_checkpoints_dir (must exist); empty: memory
+    bool rebuiltSteps = false;  // -hs_test_rebuilt_steps: load() sets t_n − t_{n+1}, not the step taken (must-fail tests)
   };
   // Re-takes step n: on entry the TS solution holds the state record n − 1 holds (before the
   // transitions at its end); on return the TS solution and stages are record n's. Collective.

@@ -30,15 +30,16 @@ PetscErrorCode EventTangents::transitionApplied(const EventRecord &r) {
   endMoves.beta = 1;
   PetscCall(TSGetStages(engine_.ts(), &ns, &Y));
   PetscCall(VecDuplicate(r.uminus, &e.endDerivative));
-  PetscCall(tangent_.apply(lastStart_, r.time - lastStart_, Y[0], r.uminus, r.before, endMoves, e.endDerivative, e.endQuadrature));
+  PetscCall(tangent_.apply(lastStart_, lastSize_, Y[0], r.uminus, r.before, endMoves, e.endDerivative, e.endQuadrature));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode EventTangents::stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) {
+PetscErrorCode EventTangents::stepAccepted(PetscInt step, PetscReal tprev, PetscReal, PetscReal h) {
   const auto &log = engine_.log().records();
   PetscFunctionBeginUser;
   correctedByLastStep_ = -1;
   lastStart_ = tprev;
+  lastSize_ = h;
   if (step == 0) {
     clear();
     PetscFunctionReturn(0);
@@ -57,7 +58,7 @@ PetscErrorCode EventTangents::stepAccepted(PetscInt step, PetscReal tprev, Petsc
   PetscCall(TSGetStages(engine_.ts(), &ns, &Y));
   PetscCall(TSGetSolution(engine_.ts(), &X));
   PetscCall(VecDuplicate(X, &e.nextCorrection));
-  PetscCall(tangent_.apply(tprev, t - tprev, Y[0], X, engine_.dynamics().mode, startMoves, e.nextCorrection, e.nextQuadrature));
+  PetscCall(tangent_.apply(tprev, h, Y[0], X, engine_.dynamics().mode, startMoves, e.nextCorrection, e.nextQuadrature));
   std::vector<PetscScalar> rplus;
   PetscCall(costs_.integrands(last.time, last.uplus, last.after, rplus));
   for (size_t k = 0; k < rplus.size(); ++k) e.nextQuadrature[k] += rplus[k];

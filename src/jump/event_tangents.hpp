@@ -46,7 +46,7 @@ public:
   // The event (log index) whose correction was recorded by the step that just ended, or -1.
   long correctedByLastStep() const { return correctedByLastStep_; }
 
-  PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) override;
+  PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t, PetscReal h) override;
   PetscErrorCode transitionApplied(const EventRecord &r) override;
 
 private:
@@ -57,6 +57,7 @@ private:
   StepTangent tangent_;
   std::vector<EventTangent> data_;
   PetscReal lastStart_ = 0;       // start time of the last accepted step
+  PetscReal lastSize_ = 0;        // the size it was taken with (EngineObserver::stepAccepted)
   long correctedByLastStep_ = -1;
 };
 

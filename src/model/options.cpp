@@ -32,8 +32,9 @@ PetscErrorCode EngineOptions::read(OptionReader &r) {
     if (set) checkpoints = k;
   }
   PetscCall(r.text("-hs_checkpoints_dir", "Keep the -hs_checkpoints states on disk in this existing directory", &checkpointsDir));
-  PetscCall(r.boolean("-hs_test_checkpoints_rebuilt_steps",
-                      "Testing only: recompute steps with sizes rebuilt from the stored times (gradients change in the last bits)", &testRebuiltSteps));
+  PetscCall(r.boolean("-hs_test_rebuilt_steps",
+                      "Testing only: re-take and step back with sizes rebuilt from the stored times, not the sizes taken (gradients change)",
+                      &testRebuiltSteps));
   PetscFunctionReturn(0);
 }
 

@@ -118,10 +118,10 @@ PetscErrorCode ForwardSensitivity::report(ForwardSample::Kind kind, PetscInt ste
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) {
+PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, PetscReal t, PetscReal h) {
   PetscFunctionBeginUser;
   if (step > 0) {
-    PetscCall(stepQuadrature(tprev, t));
+    PetscCall(stepQuadrature(tprev, t, h));
     // The step after an event: the start-time part of the discrete event derivative (after the
     // quadrature, which saw the uncorrected S; the correction's own quadrature is in it).
     const EventTangents *tangents = jumps_ ? jumps_->tangents() : nullptr;
@@ -133,13 +133,12 @@ PetscErrorCode ForwardSensitivity::stepAccepted(PetscInt step, PetscReal tprev, 
 }
 
 // Quadrature of every integrand over the step just taken (and of its sensitivities).
-PetscErrorCode ForwardSensitivity::stepQuadrature(PetscReal tprev, PetscReal t) {
+PetscErrorCode ForwardSensitivity::stepQuadrature(PetscReal tprev, PetscReal t, PetscReal h) {
   TS ts = engine_.ts();
   TSType type;
   PetscBool isRK;
   PetscFunctionBeginUser;
   if (!costs_.anyIntegrand()) PetscFunctionReturn(0);
-  const PetscReal h = t - tprev;
   PetscInt ns;
   Vec *Y;
   Mat *SY;

@@ -41,13 +41,13 @@ public:
   const std::vector<PetscInt> &u0Indices() const { return u0Indices_; }
   void setMonitor(ForwardMonitor m) { monitor_ = std::move(m); }
 
-  PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t) override;
+  PetscErrorCode stepAccepted(PetscInt step, PetscReal tprev, PetscReal t, PetscReal h) override;
   PetscErrorCode transitionApplied(const EventRecord &r) override;
   PetscErrorCode instantCompleted(PetscInt step, PetscReal t) override;
 
 private:
   PetscErrorCode addQuadrature(PetscReal weight, PetscReal t, Vec u, Mat Su);
-  PetscErrorCode stepQuadrature(PetscReal tprev, PetscReal t);
+  PetscErrorCode stepQuadrature(PetscReal tprev, PetscReal t, PetscReal h);
   PetscErrorCode report(ForwardSample::Kind kind, PetscInt step, PetscReal t, const EventRecord *event);
 
   Engine &engine_;

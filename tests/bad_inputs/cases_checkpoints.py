@@ -25,7 +25,7 @@ CASES = [
     bad("checkpoints_with_trajectory_dir", ["-hs_checkpoints", "3", "-hs_trajectory_dir", "{tmp}"], "-hs_checkpoints"),
     bad("checkpoints_fsal_rk", ["-hs_checkpoints", "3", "-ts_type", "rk", "-ts_rk_type", "3bs"], "-hs_checkpoints"),
     bad("checkpoints_theta_extrapolate", ["-hs_checkpoints", "3", "-ts_type", "cn", "-ts_theta_initial_guess_extrapolate"], "-hs_checkpoints"),
-    bad("checkpoints_rebuilt_steps_maybe", ["-hs_test_checkpoints_rebuilt_steps", "x"], "-hs_test_checkpoints_rebuilt_steps"),
+    bad("checkpoints_rebuilt_steps_maybe", ["-hs_test_rebuilt_steps", "x"], "-hs_test_rebuilt_steps"),
     # 2 ranks: every rank refuses together (no hang)
     Case("checkpoints_dir_nonexistent_np2", E, ADJ + ["-hs_checkpoints", "3", "-hs_checkpoints_dir", "{tmp}/no/such/dir"],
          error=option_error("-hs_checkpoints_dir"), np=2, area="checkpoints"),

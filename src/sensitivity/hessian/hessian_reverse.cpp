@@ -26,7 +26,7 @@ PetscErrorCode HessianSweeps::reverseSweep(const HessianDirections &V, bool seco
 
 PetscErrorCode HessianSweeps::rkReverseStep(PetscInt n, const HessianDirections &V, bool second, bool storeMultipliers) {
   const TrajectoryStore &traj = engine_.trajectory();
-  const PetscReal t0 = traj.time(n - 1), h = traj.time(n) - t0;
+  const PetscReal t0 = traj.time(n - 1), h = traj.stepSize(n);
   const DiscreteState &d = traj.mode(n);
   std::vector<PetscScalar> rp;
   PetscInt ns;
@@ -77,7 +77,7 @@ PetscErrorCode HessianSweeps::rkReverseStep(PetscInt n, const HessianDirections 
 
 PetscErrorCode HessianSweeps::thetaReverseStep(PetscInt n, const HessianDirections &V, bool second, bool storeMultipliers) {
   const TrajectoryStore &traj = engine_.trajectory();
-  const PetscReal t0 = traj.time(n - 1), t1 = traj.time(n), h = t1 - t0, ht = h * theta_, ho = h * (1 - theta_);
+  const PetscReal t0 = traj.time(n - 1), t1 = traj.time(n), h = traj.stepSize(n), ht = h * theta_, ho = h * (1 - theta_);
   const DiscreteState &d = traj.mode(n);
   std::vector<PetscScalar> rp;
   PetscInt ns;

@@ -23,7 +23,7 @@ PetscErrorCode HessianSweeps::tangentSweep(const HessianDirections &V, bool stor
 
 PetscErrorCode HessianSweeps::rkTangentStep(PetscInt n, const HessianDirections &V, bool store, bool accumulate) {
   const TrajectoryStore &traj = engine_.trajectory();
-  const PetscReal t0 = traj.time(n - 1), h = traj.time(n) - t0;
+  const PetscReal t0 = traj.time(n - 1), h = traj.stepSize(n);
   const DiscreteState &d = traj.mode(n);
   PetscInt ns;
   Vec *Y;
@@ -58,7 +58,7 @@ PetscErrorCode HessianSweeps::rkTangentStep(PetscInt n, const HessianDirections 
 // B δu_n = δu_{n-1} + h(1-θ)(f_u δu_{n-1} + f_p Vp)|_{n-1} + hθ f_p Vp|_n.
 PetscErrorCode HessianSweeps::thetaTangentStep(PetscInt n, const HessianDirections &V, bool store, bool accumulate) {
   const TrajectoryStore &traj = engine_.trajectory();
-  const PetscReal t0 = traj.time(n - 1), t1 = traj.time(n), h = t1 - t0;
+  const PetscReal t0 = traj.time(n - 1), t1 = traj.time(n), h = traj.stepSize(n);
   const DiscreteState &d = traj.mode(n);
   PetscInt ns;
   Vec *Y, X;
