@@ -17,7 +17,7 @@ std::vector<PetscInt> tableParameters(const CaseGrid &grid) {
     const auto [a, b] = grid.eventParameters(e);
     // a fault: its clearing time, then its start; a step: its time, then its size
     if (grid.events()[e].kind == GridEvent::BusFault) cols.push_back(b), cols.push_back(a);
-    else if (b < 0) cols.push_back(a);  // a line trip: its time
+    else if (b < 0) cols.push_back(a);  // a line or generator trip: its time
     else cols.push_back(a), cols.push_back(b);
   }
   return cols;
