@@ -95,9 +95,9 @@ PetscErrorCode CaseGrid::planDisturbances(const CaseGridOptions &o, const std::m
         bool outOfService = false;
         for (const Generator &x : net.generators)
           outOfService = outOfService || (x.bus == e.bus && !x.inService && (e.id.empty() || trim(x.id) == trim(e.id)));
-        SETERRQ(world, PETSC_ERR_ARG_WRONG, "%s: %s generator at bus %d%s in %s: only an in-service generator can trip", e.where.c_str(),
-                outOfService ? "the" : "no in-service", e.bus, e.id.empty() ? "" : (" with id '" + e.id + "'").c_str(),
-                outOfService ? " is out of service" : "");
+        SETERRQ(world, PETSC_ERR_ARG_WRONG, "%s: %s generator at bus %d%s%s in %s: only an in-service generator can trip", e.where.c_str(),
+                outOfService ? "the" : "no in-service", e.bus, e.id.empty() ? "" : (" with id '" + e.id + "'").c_str(), outOfService ? " is out of service" : "",
+                caseFile.c_str());
       }
       PetscCheck(tripFlagOfGen_[g] < 0, world, PETSC_ERR_ARG_WRONG, "%s: generator %s is tripped by an earlier entry already", e.where.c_str(), gens_[g].label.c_str());
       // With every machine gone nothing holds the network's voltage: the DAE would have no meaningful solution.
