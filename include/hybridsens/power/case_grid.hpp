@@ -3,7 +3,8 @@
 //
 // Network: every bus (file order) with the current balance 0 = Y V − I_gen + I_load (+ the fault
 // shunt), Y from admittance.hpp (lines, transformers, fixed and switched shunts); loads as
-// constant impedance at their power-flow voltage (P, Q ∝ |V|²).
+// constant impedance at their power-flow voltage (P, Q ∝ |V|²), or ZIP loads (CaseGridOptions::
+// loadModel, grid_loads.cpp) with their break voltages as state events.
 // Generators: every in-service generator (several per bus allowed) with its DYR records, by
 // (bus, machine id). Machines: GENCLS (constant E' behind X'd = the RAW ZX), GENROU (T''do =
 // T''qo = 0 and no saturation: the two-axis machine of examples/wecc9; otherwise subtransient with
@@ -35,7 +36,10 @@
 // number ("Vm9", "th1").
 // Discrete state: d[0] fault on, d[1 + ℓ] limiter ℓ (exciter limiters in generator order, then
 // governor valves: a TGOV1 valve; an IEEEG1 gate position, then its rate limit), then the flags
-// of further faults and line trips; guards 4ℓ + GuardKind. Time events: those of the
+// of further faults, line and generator trips, then the ZIP loads' (per bus: constant power,
+// constant current below its break); guards 4ℓ + GuardKind, then 4 per ZIP bus. A tripped
+// generator (generator_trip) keeps its rows: its kernels are wrapped (generator_trip.hpp) so that
+// its injection and stator currents are 0 and its differential states frozen. Time events: those of the
 // disturbances (grid_events.hpp, grid_events.cpp); for the command line's fault as
 // examples/wecc9: fault on/off, then the limiter checks at both instants (an exciter limiter
 // whose free rate points back into its band after the network jump is released).
