@@ -7,8 +7,9 @@ Checks:
     at the start (drift <= 1e-8 over 10 s, no event);
   * -load_zip_p 1,0,0 -load_zip_q 1,0,0 is the constant-impedance model: the same objectives and
     gradients as the default -load_model z (<= 1e-13 relative);
-  * through the default fault (off the step grid) the constant-power parts of the loads pass
-    their break voltage (-load_pq_break 0.7) as state events and at the fault's switches;
+  * through the default fault (off the step grid) the loads pass their break voltages as a state
+    event and at the fault's switches (the switch converts every part, the first check restores
+    those above their break, the second changes nothing);
     adjoint = forward <= 1e-12; adjoint vs central differences <= 1e-6 for t_off, t_on, P2 and Vm2
     (Vm2 moves every load's power-flow voltage, hence its constant-current part; -load_i_break
     0.53 makes bus 5's constant-current part cross its break during the fault);
@@ -102,8 +103,11 @@ check(e <= 1e-13, f"-load_zip_p 1,0,0 -load_zip_q 1,0,0 = -load_model z: objecti
 
 # ---- ZIP through a fault ------------------------------------------------------------------------
 ZIPF = ZIP + OFFGRID + ["-load_i_break", "0.53"]  # bus 5's |V| falls through 0.53 during the fault
-zf = run(["-hs_adjoint", "-hs_forward"] + ZIPF)
+zf = run(["-hs_adjoint", "-hs_forward", "-grid_trajectory", os.path.join(tmp, "z.csv")] + ZIPF)
 fired = [e["guard"] for e in zf["events"]]
+marks = {r["event"].split(";")[0]: r["event"].split(";")[1:] for r in csv.DictReader(open(os.path.join(tmp, "z.csv"))) if r["event"]}
+check(len(marks["fault_on"]) == 6 and marks["load_modes1_on"] == ["load5_constI_above_break"] and marks["load_modes2_on"] == [],
+      f"fault on: every part converted, the first check restores bus 5's constant current (|V5| 0.545 > 0.53): {marks['load_modes1_on']}, the second changes nothing")
 breaks = [g for g in fired if g.startswith("load") and "break" in g]
 check(any(g.startswith("load_modes") for g in fired) and breaks,
       f"ZIP through the fault: load-mode checks at the switches and {len(breaks)} break crossings as state events ({', '.join(sorted(set(breaks)))})")

@@ -130,6 +130,8 @@ PetscErrorCode GridMonitor::sample(const ForwardSample &s) {
         const PetscInt before = s.event->before[1 + l], after = s.event->after[1 + l];
         if (before != after) row += ";" + grid_.limiterName(l) + (after != 0 ? "_hits_" : "_leaves_") + ((after == 1 || before == 1) ? "max" : "min");
       }
+    if (s.event)  // and the ZIP load modes (a switch converts them all, the checks set them from |V|)
+      for (const std::string &m : grid_.loadModeChanges(s.event->before, s.event->after)) row += ";" + m;
     for (PetscInt g = 0; g < grid_.numGens(); ++g) row += "," + number(u[grid_.omegaRow(g)] / (2 * PETSC_PI));
     for (PetscInt g = 0; g < grid_.numGens(); ++g) row += "," + number(u[grid_.deltaRow(g)]);
     for (PetscInt b = 0; b < grid_.numBuses(); ++b) row += "," + number(std::hypot(u[grid_.vr(b)], u[grid_.vi(b)]));

@@ -326,6 +326,10 @@ int main(int argc, char **argv) {
         what += "  " + G.limiterName(l) + ((b != 0) ? " hits " : " leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min") + " (" + kind + " = " +
                 std::to_string((double)x) + ")";
       }
+      const auto modes = G.loadModeChanges(r.before, r.after);
+      if (!modes.empty()) what += "  ZIP loads: " + std::to_string(modes.size()) + " part(s) changed mode" + (modes.size() <= 4 ? " (" + modes[0] : "");
+      for (size_t k = 1; k < modes.size() && modes.size() <= 4; ++k) what += ", " + modes[k];
+      if (!modes.empty() && modes.size() <= 4) what += ")";
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s%s\n", (double)r.time, r.name.c_str(), what.c_str()));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states:\n"));

@@ -130,6 +130,16 @@ void CaseGrid::loadGuardTransition(PetscInt j, DiscreteState &d) const {
   d[k < 2 ? z.flagP : z.flagI] = k % 2 == 0 ? 1 : 0;
 }
 
+std::vector<std::string> CaseGrid::loadModeChanges(const DiscreteState &before, const DiscreteState &after) const {
+  std::vector<std::string> out;
+  for (PetscInt k = 0; k < numZipBuses(); ++k)
+    for (PetscInt part : {0, 2}) {
+      const PetscInt flag = part == 0 ? zipBuses_[k].flagP : zipBuses_[k].flagI;
+      if (flag >= 0 && before[flag] != after[flag]) out.push_back(loadGuardInfo(4 * numLimiters() + 4 * k + part + (after[flag] == 1 ? 0 : 1)).name);
+    }
+  return out;
+}
+
 void CaseGrid::convertAllLoads(DiscreteState &d) const {
   for (const ZipBus &z : zipBuses_)
     for (PetscInt flag : {z.flagP, z.flagI})

@@ -93,6 +93,8 @@ public:
   PetscInt numBuses() const { return (PetscInt)buses_.size(); }
   PetscInt numGovernors() const { return (PetscInt)govs_.size(); }
   PetscInt numZipBuses() const { return (PetscInt)zipBuses_.size(); }  // buses with a ZIP load (-load_model zip)
+  // The ZIP load modes an event changed, named as their guards ("load5_constP_below_break"), for reports.
+  std::vector<std::string> loadModeChanges(const DiscreteState &before, const DiscreteState &after) const;
   PetscInt numLimiters() const { return (PetscInt)limiters_.size(); }
   PetscInt numGeneric() const { return numGeneric_; }  // generators given the generic machine
 
