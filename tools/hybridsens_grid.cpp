@@ -84,10 +84,15 @@ int main(int argc, char **argv) {
   // The leading arguments that are not options are the case files; PETSc sees the rest.
   std::vector<std::string> files;
   std::vector<char *> petscArgs = {argv[0]};
+  std::string stray;
   {
     int i = 1;
     for (; i < argc && argv[i][0] != '-'; ++i) files.emplace_back(argv[i]);
     for (; i < argc; ++i) petscArgs.push_back(argv[i]);
+    // Two words in a row after the options: the second is no option's value (PETSc would ignore it
+    // silently, e.g. an events file after "-grid_progress 0" left the default fault in place).
+    for (int k = 2; k < (int)petscArgs.size(); ++k)
+      if (petscArgs[k][0] != '-' && petscArgs[k - 1][0] != '-') stray = petscArgs[k];
   }
   int pargc = (int)petscArgs.size();
   petscArgs.push_back(nullptr);
@@ -105,6 +110,10 @@ int main(int argc, char **argv) {
       filesOk = filesOk && slot.empty();
       slot = f;
     }
+    PetscCheck(stray.empty(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+               "hybridsens-grid: '%s' after the options is no option's value: give the files first (hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [EVENTS.json] "
+               "[options])",
+               stray.c_str());
     PetscCheck(filesOk && files.size() <= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
                "hybridsens-grid: usage: hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [EVENTS.json] [options] (got %zu file arguments: %s)",
                files.size(), files.empty() ? "none" : "at most one DYR and one .json events file after the case");

@@ -56,6 +56,9 @@ CASES = [
     Case("grid_t_on_without_fault", TOOL, [RAW, DYR, "-no_fault", "-t_on", "1.5"], error=r"-t_on cannot be set: the run has no bus fault", area="grid"),
     Case("grid_fault_bus_with_events_file", TOOL, [RAW, DYR, events("no_such_bus.json"), "-fault_bus", "7"],
          error=r"-fault_bus / -rfault set the command line's fault, which .*no_such_bus.json replaces", area="grid"),
+    # A file after the options was silently ignored (the default fault ran instead of the events file).
+    Case("grid_file_after_options", TOOL, [RAW, DYR, "-grid_progress", "0", events("generator_trip.json")],
+         error=r"'[^']*generator_trip.json' after the options is no option's value: give the files first", area="grid"),
     # Unclear errors made clear.
     Case("grid_case_is_directory", TOOL, [GRIDS, DYR], error=r"grids/?: is a directory, not a case file", area="grid"),
     # (a .m file is read as MATPOWER; another name is read as RAW)
