@@ -674,7 +674,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     case ExciterKind::None: break;
     case ExciterKind::IEEET1Simple:
       addGen(g, Exciter{G.legacy, {G.legacy.VRmin, G.legacy.VRmax, 1 + limiter}},
-          {{e0, e0 + 1, e0 + 2, vr(b), vi(b), r.vref, r.ka}, {e0, e0 + 1, e0 + 2, r.vref, r.ka}, {}, guardsOf(limiter)});
+             {{e0, e0 + 1, e0 + 2, vr(b), vi(b), r.vref, r.ka}, {e0, e0 + 1, e0 + 2, r.vref, r.ka}, {}, guardsOf(limiter)});
       ++limiter;
       break;
     case ExciterKind::DC:
@@ -693,7 +693,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     const PetscInt l = govLimiter[k];
     if (!t.ieeeg1)
       addGen(t.gen, Governor{t.c, t.k, G.m.M(), {t.k * t.c.Vmin, t.k * t.c.Vmax, 1 + l}},
-          {{gov(k, 0), gov(k, 1), omegaRow(t.gen), G.rows.pm}, {gov(k, 0), gov(k, 1), omegaRow(t.gen)}, {pR(k)}, guardsOf(l)});
+             {{gov(k, 0), gov(k, 1), omegaRow(t.gen), G.rows.pm}, {gov(k, 0), gov(k, 1), omegaRow(t.gen)}, {pR(k)}, guardsOf(l)});
     else {
       std::vector<PetscInt> rows, guards = guardsOf(l), rate = guardsOf(l + 1);
       for (PetscInt j = 0; j < 6; ++j) rows.push_back(gov(k, j));

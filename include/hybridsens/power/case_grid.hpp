@@ -147,7 +147,8 @@ public:
   bool limiterIsRateLimit(PetscInt l) const { return limiters_[l].rateLimit; }
   // The power flow at p in double (the start kernel's first stage): converged, its mismatch;
   // and every limited state of the start inside its limiter's band (a start beyond a limit
-  // would not be at rest: refused naming the limiter, its value and band). Collective.
+  // would not be at rest: refused naming the limiter, its value and band); with ZIP loads, every
+  // load bus's power-flow voltage above the break voltages of its parts (grid_loads.cpp). Collective.
   PetscErrorCode checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const;
 
   DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters() + numExtraFlags_ + numLoadFlags_, 0); }
