@@ -173,9 +173,11 @@ int main(int argc, char **argv) {
       PetscCall(r.realList("-load_zip_p", "zip loads: fractions Z,I,P of the active load (constant impedance, current, power; sum 1)", &zipP, Range::closed(0, 1),
                            &zipPSet));
       PetscCall(r.realList("-load_zip_q", "zip loads: fractions Z,I,P of the reactive load (sum 1)", &zipQ, Range::closed(0, 1), &zipQSet));
-      PetscCall(r.real("-load_pq_break", "zip loads: below this |V| (pu) the constant-power part is constant impedance (PSS/E's PQBRAK)", &o.pqBreak,
-                       Range::positive(), &pqSet));
-      PetscCall(r.real("-load_i_break", "zip loads: below this |V| (pu) the constant-current part is constant impedance", &o.iBreak, Range::positive(), &iSet));
+      // Lower breaks are refused (grid_loads.cpp: the mode checks could pick a collapsed network solution).
+      const Range breaks{0.3, 1, false, true};
+      PetscCall(r.real("-load_pq_break", "zip loads: below this |V| (pu) the constant-power part is constant impedance (PSS/E's PQBRAK)", &o.pqBreak, breaks,
+                       &pqSet));
+      PetscCall(r.real("-load_i_break", "zip loads: below this |V| (pu) the constant-current part is constant impedance", &o.iBreak, breaks, &iSet));
       if (loadModel == 1) {
         o.loadModel = "zip";
         PetscCheck(zipPSet && zipQSet, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
