@@ -14,6 +14,11 @@ Checks:
     (Vm2 moves every load's power-flow voltage, hence its constant-current part; -load_i_break
     0.53 makes bus 5's constant-current part cross its break during the fault);
     must-fail: the constant-impedance model's gradient is not the ZIP one (> 1e-2 off);
+  * without a network switch (a Vref step down, breaks 0.99 and 0.98) the load voltages cross
+    their breaks both ways as state events: adjoint = forward <= 1e-12, central differences
+    <= 1e-6 for the step's size and P2; the crossings' event-time terms are <= 1e-5 of the
+    gradient (the load current is continuous across a break, so they vanish but for the
+    location tolerance);
   * a generator trip (generator 3 after the fault, ZIP loads): adjoint = forward <= 1e-12;
     central differences <= 1e-6 for the trip time gentrip2_t, P2 and t_off; the tripped machine's
     states stay frozen and its H3 stops growing; must-fail: without the event-time terms
@@ -118,6 +123,25 @@ names = zf["parameter_names"]
 k, j = zf["costs"].index("voltage_dip"), names.index("Vm2")
 off = abs(z["gradient"]["p"][k][j] - zf["gradient"]["p"][k][j]) / abs(zf["gradient"]["p"][k][j])
 check(off > 1e-2, f"must-fail: the constant-impedance model's dvoltage_dip/dVm2 is {off:.1e} off the ZIP one (> 1e-2)")
+
+# ---- gradual crossings of the breaks (no network switch) ----------------------------------------
+# A Vref step down at generator 2 with breaks just below the start's voltages: the load buses'
+# |V| drift through their breaks and back, each a state event.
+vstep = os.path.join(tmp, "vstep.json")
+json.dump({"events": [{"type": "setpoint_step", "bus": 2, "setpoint": "Vref", "time": 1.0035, "size": -0.08}]}, open(vstep, "w"))
+GRADUAL = ["-hs_adjoint", "-hs_forward"] + ZIP + ["-load_pq_break", "0.99", "-load_i_break", "0.98"]
+gr = run(GRADUAL, [vstep])
+crossings = [e["guard"] for e in gr["events"] if "break" in e["guard"]]
+check(len(crossings) >= 5 and any("above" in g for g in crossings), f"Vref step: {len(crossings)} break crossings as state events, below and above ({', '.join(crossings)})")
+e = adjoint_forward(gr)
+check(e <= 1e-12, f"Vref step with crossings: adjoint = forward to {e:.1e} <= 1e-12")
+check_fd("Vref step with crossings", GRADUAL[1:], [vstep], gr, ["coi_spread"], ["step1_size", "P2"])
+# The load current is continuous across a break, so a crossing's event-time term is (nearly) zero:
+# dropping every event-time term leaves d/d(step1_size) (whose time event has no such term) almost unchanged.
+drop = run(GRADUAL[:1] + GRADUAL[2:] + ["-hs_test_drop_event_time_term"], [vstep])
+k, j = gr["costs"].index("coi_spread"), gr["parameter_names"].index("step1_size")
+e = abs(drop["gradient"]["p"][k][j] - gr["gradient"]["p"][k][j]) / abs(gr["gradient"]["p"][k][j])
+check(e <= 1e-5, f"the crossings' event-time terms are {e:.1e} of dcoi_spread/dstep1_size (<= 1e-5: the characteristic is continuous)")
 
 # ---- a generator trip ---------------------------------------------------------------------------
 events = os.path.join(tmp, "events.json")
