@@ -10,7 +10,7 @@
 // a fault's on and off switches, then a limiter check at each instant (after the network was
 // re-solved: release exciter limiters whose free rate now points back into the band); a step's
 // reset (u⁺ = u⁻ + size on the Vref or Pm row), then a limiter check; a line or generator trip's
-// switch, then a limiter check. With ZIP loads two load-mode checks follow every switch of the
+// switch, then a limiter check. With ZIP loads three load-mode checks follow every switch of the
 // network (grid_loads.cpp), before its limiter check. Simultaneous time events
 // are taken in this order, so a check always sees the state after the switch it follows.
 #include "case_text.hpp"
@@ -171,10 +171,10 @@ PetscErrorCode CaseGrid::addDisturbances() {
       addTimeEvent(std::move(name), [param](const TimeScalar *p) -> TimeScalar { return p[param]; });
       timeActions_.push_back(action);
     };
-    // With ZIP loads, after the network switches: two checks of the load modes (each followed by a re-solve).
+    // With ZIP loads, after the network switches: three checks of the load modes (each followed by a re-solve).
     auto loadChecks = [&](const std::string &instant, PetscInt param) {
       if (zipBuses_.empty()) return;
-      for (int k = 1; k <= 2; ++k) at("load_modes" + std::to_string(k) + "_" + instant, param, {TimeAction::LoadCheck, e});
+      for (int k = 1; k <= 3; ++k) at("load_modes" + std::to_string(k) + "_" + instant, param, {TimeAction::LoadCheck, e});
     };
     if (ev.kind == GridEvent::LineTrip) {
       nominal_[a] = ev.time, names_[a] = "trip" + n + "_t";

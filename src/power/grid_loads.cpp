@@ -16,8 +16,11 @@
 // ones of the discrete solution (a kink inside a step would not be). A jump of the network (a
 // fault switched, a line or generator trip) can move |V| across a break without any crossing:
 // the switch converts every part to constant impedance (always solvable: the network is then
-// linear), then two checks set each part's flag from the re-solved |V| (the network is re-solved
+// linear), then three checks set each part's flag from the re-solved |V| (the network is re-solved
 // after each), and the limiter check that follows refuses flags that still disagree with |V|.
+// Starting from all converted, a check in practice only restores parts (lighter loads above their
+// break raise the voltages): the first restores most, the second those the first left low (ieee39, a
+// generator trip: 2 of 42), the third has been a no-op everywhere so far.
 #include <hybridsens/power/case_grid.hpp>
 #include <hybridsens/vec_entry.hpp>
 
@@ -159,10 +162,10 @@ PetscErrorCode CaseGrid::setLoadFlagsFromVoltages(PetscReal t, Vec u, DiscreteSt
       if (flag < 0) continue;
       const PetscReal brk = part == 0 ? pqBreak_ : iBreak_, below2 = PetscRealPart(g[4 * numLimiters() + 4 * k + part]);  // |V|² − break²
       const PetscInt below = below2 < 0 ? 1 : 0;
-      // Two checks settle every case met so far; a third disagreement is refused, never integrated on the wrong branch.
+      // Three checks settle every case met so far; a disagreement after them is refused, never integrated on the wrong branch.
       PetscCheck(!verifyOnly || d[flag] == below, comm(), PETSC_ERR_NOT_CONVERGED,
                  "ZIP load at bus %d: at t = %.17g after a network change its %s part is %s its break voltage (|V| = %g, break %g) but modelled as %s: "
-                 "the load modes did not settle (move the event, or change -load_pq_break / -load_i_break)",
+                 "the load modes did not settle in three checks (move the event, or change -load_pq_break / -load_i_break)",
                  busNumber(z.bus), (double)t, partName(part), below ? "below" : "above", (double)std::sqrt(below2 + brk * brk), (double)brk,
                  d[flag] ? "converted to constant impedance" : "unconverted");
       d[flag] = below;
