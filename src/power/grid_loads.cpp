@@ -24,6 +24,7 @@
 #include <hybridsens/power/case_grid.hpp>
 #include <hybridsens/vec_entry.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -96,6 +97,8 @@ PetscErrorCode CaseGrid::planZipLoads(const CaseGridOptions &o) {
     }
     zipBuses_[it->second].P += L.P, zipBuses_[it->second].Q += L.Q;
   }
+  // A bus whose loads sum to zero draws nothing in any mode: no kernel, no flags, no events.
+  zipBuses_.erase(std::remove_if(zipBuses_.begin(), zipBuses_.end(), [](const ZipBus &z) { return z.P == 0 && z.Q == 0; }), zipBuses_.end());
   const bool power = o.zipP[2] > 0 || o.zipQ[2] > 0, current = o.zipP[1] > 0 || o.zipQ[1] > 0;
   const PetscInt first = 1 + numLimiters() + numExtraFlags_;
   for (ZipBus &z : zipBuses_) {
