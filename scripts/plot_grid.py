@@ -58,7 +58,7 @@ def most_moving(names):
 
 
 def disturbances(ax):
-    """Faults shaded (on to off), steps as dashed lines."""
+    """Faults shaded (on to off), steps as dashed lines, line and generator trips as dotted ones."""
     on = {}
     for time, text in events:
         name = text.split(";")[0]
@@ -68,6 +68,8 @@ def disturbances(ax):
             ax.axvspan(on.pop(name[len("fault_off"):]), time, color="red", alpha=0.15, lw=0)
         elif name.startswith("step_"):
             ax.axvline(time, color="gray", ls="--", lw=0.8)
+        elif name.startswith(("line_trip_", "generator_trip_")):
+            ax.axvline(time, color="black", ls=":", lw=0.8)
 
 
 written = []

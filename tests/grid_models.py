@@ -14,6 +14,9 @@ Checks:
   * IEEEG1 instead of generator 1's TGOV1 (single shaft, K 20, T3 0.1, rate in [-0.05, 0.1]/s, gate
     in [0, 0.74]): at rest; through the fault its rate limit switches and its gate hits PMAX
     (state events) and -hs_check_gradient passes; a cross-compound record is refused;
+  * generator trips (generator_trip) of generator 2 (GENSAL+SEXS, EFD2 held at EMAX) and of
+    generator 1 (GENROU+EXDC1+IEEEG1, its gate rate held at its limit) after a fault:
+    -hs_check_gradient passes (the tripped unit's states and limiters freeze);
   * must-fail: the same DYR with the GENROU's S(1.2) changed moves the trajectory (the saturation is
     in the model, not ignored);
   * refusals naming the record's file:line: half a subtransient GENROU (T''qo = 0), SEXS with
@@ -41,13 +44,13 @@ IEEET1_3 = "3 'IEEET1' 1 0.0 20.0 0.2 7.0 -4.0 0.0 0.314 0.063 0.35 0 3.0 0.0039
 MIX = [GENROU1, EXDC1, TGOV1, GENSAL2, SEXS2, GENROU3, IEEET1_3]
 
 
-def tool_run(lines, opts, d, name="t.dyr"):
+def tool_run(lines, opts, d, name="t.dyr", events=None):
     dyr = os.path.join(d, name)
     open(dyr, "w").write("\n".join(lines) + "\n")
     summary = os.path.join(d, "s.json")
     if os.path.exists(summary):
         os.remove(summary)
-    r = subprocess.run([tool, RAW, dyr, "-hs_summary", summary] + opts, capture_output=True, text=True)
+    r = subprocess.run([tool, RAW, dyr] + ([events] if events else []) + ["-hs_summary", summary] + opts, capture_output=True, text=True)
     s = json.load(open(summary)) if r.returncode == 0 else None
     return r, s
 
@@ -105,6 +108,18 @@ with tempfile.TemporaryDirectory() as d:
           "IEEEG1: -hs_check_gradient passes" + (f" (adjoint vs forward {m.group(1)}, vs FD {m.group(2)}, Taylor order {m.group(3)})" if m else ""))
     refused("a cross-compound IEEEG1 (JBUS != 0)", [l for l in MIX if l != TGOV1] + [IEEEG1.replace("'IEEEG1' 1 0 0", "'IEEEG1' 1 2 0")],
             r"bad\.dyr:\d+: IEEEG1 at bus 1 .*cross-compound")
+
+    # ---- generator trips of every model kind, with a limiter held at the trip -----------------------
+    for label, lines, bus, t_off, t_trip, held in (("GENSAL+SEXS", MIX, 2, 1.1025, 1.5035, "EFD2_hits_max"),
+                                                   ("GENROU+EXDC1+IEEEG1", G1, 1, 1.2025, 1.8035, "GateRate1_hits_max")):
+        events = os.path.join(d, "trip.json")
+        json.dump({"events": [{"type": "bus_fault", "bus": 9, "t_on": 1.0025, "t_off": t_off},
+                              {"type": "generator_trip", "bus": bus, "time": t_trip}]}, open(events, "w"))
+        r, s = tool_run(lines, ["-freq_max", "60.2", "-freq_min", "59.8", "-hs_adjoint", "-hs_forward", "-hs_check_gradient"], d, events=events)
+        m = re.search(r"adjoint vs forward ([0-9.e+-]+) .*adjoint vs FD ([0-9.e+-]+) .*Taylor order ([0-9.]+): PASSED", r.stdout)
+        limiter = [e["guard"] for e in s["events"] if e["time"] < t_trip and e["guard"].startswith(held.split("_")[0] + "_")] if s else []
+        check(r.returncode == 0 and m is not None and limiter[-1:] == [held] and f"generator_trip_{bus}_2" in r.stdout,
+              f"trip of generator {bus} ({label}) held at its limit ({held}): -hs_check_gradient passes" + (f" (adjoint vs forward {m.group(1)}, vs FD {m.group(2)}, Taylor order {m.group(3)})" if m else ""))
 
     # ---- must-fail: the saturation is in the model -------------------------------------------------
     r, s = tool_run([GENROU1.replace("0.05 0.3 /", "0.05 0.4 /")] + MIX[1:], FAULT, d)

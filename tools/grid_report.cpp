@@ -17,7 +17,7 @@ std::vector<PetscInt> tableParameters(const CaseGrid &grid) {
     const auto [a, b] = grid.eventParameters(e);
     // a fault: its clearing time, then its start; a step: its time, then its size
     if (grid.events()[e].kind == GridEvent::BusFault) cols.push_back(b), cols.push_back(a);
-    else if (b < 0) cols.push_back(a);  // a line trip: its time
+    else if (b < 0) cols.push_back(a);  // a line or generator trip: its time
     else cols.push_back(a), cols.push_back(b);
   }
   return cols;
@@ -130,6 +130,8 @@ PetscErrorCode GridMonitor::sample(const ForwardSample &s) {
         const PetscInt before = s.event->before[1 + l], after = s.event->after[1 + l];
         if (before != after) row += ";" + grid_.limiterName(l) + (after != 0 ? "_hits_" : "_leaves_") + ((after == 1 || before == 1) ? "max" : "min");
       }
+    if (s.event)  // and the ZIP load modes (a switch converts them all, the checks set them from |V|)
+      for (const std::string &m : grid_.loadModeChanges(s.event->before, s.event->after)) row += ";" + m;
     for (PetscInt g = 0; g < grid_.numGens(); ++g) row += "," + number(u[grid_.omegaRow(g)] / (2 * PETSC_PI));
     for (PetscInt g = 0; g < grid_.numGens(); ++g) row += "," + number(u[grid_.deltaRow(g)]);
     for (PetscInt b = 0; b < grid_.numBuses(); ++b) row += "," + number(std::hypot(u[grid_.vr(b)], u[grid_.vi(b)]));

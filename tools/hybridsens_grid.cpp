@@ -5,9 +5,9 @@
 // Reads a PSS/E RAW (v32/v33) or MATPOWER (.m) network and its DYR dynamic records, builds the hybrid DAE of
 // hybridsens::power::grid::CaseGrid (two-axis machines from GENROU with T''do = T''qo = 0 and
 // classical ones from GENCLS, IEEET1 exciters and TGOV1 governors with non-windup limiters as
-// state events, constant-impedance loads, the current balance of the network; the initial state
+// state events, constant-impedance or ZIP loads (-load_model), the current balance of the network; the initial state
 // from the case's AC power flow with exact ∂u0/∂p) and applies the disturbances of the events
-// file (grid_events.hpp: bus faults, setpoint steps) or, without one, the default disturbance: a
+// file (grid_events.hpp: bus faults, setpoint steps, line and generator trips) or, without one, the default disturbance: a
 // three-phase fault (a shunt 1/-rfault at -fault_bus, default the last bus of the RAW file, on at
 // -t_on 1.0 s, off at -t_off 1.1 s; -no_fault for a flat run). Every event time must lie before
 // -ts_max_time. Costs: the frequency violation H_<bus> of every generator (σ ∫ max(0, f − f⁺,
@@ -36,8 +36,10 @@
 
 #include <petscts.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace hybridsens;
@@ -56,7 +58,7 @@ static PetscErrorCode helpWithoutCase() {
                         "  -P<bus>: active power of a PV generator (pu; the slack's is an output of the power flow)\n"
                         "  -Vm<bus>: |V| of the slack and PV buses (pu); -th<bus>: angle of the slack bus (rad)\n"
                         "  -KA<bus>: IEEET1 exciter gain; -R<bus>: TGOV1 droop (pu on the system base)\n"
-                        "  -t_on, -t_off: the fault's times (s); events file: -fault<n>_t_on, -fault<n>_t_off, -step<n>_t, -step<n>_size, -trip<n>_t\n"
+                        "  -t_on, -t_off: the fault's times (s); events file: -fault<n>_t_on, -fault<n>_t_off, -step<n>_t, -step<n>_size, -trip<n>_t, -gentrip<n>_t\n"
                         "  (Q<bus>, the slack's P and the other voltages are outputs of the power flow: setting them is refused)\n"));
   SmallModel standIn(1);
   standIn.x0 = {0.0};
@@ -82,10 +84,15 @@ int main(int argc, char **argv) {
   // The leading arguments that are not options are the case files; PETSc sees the rest.
   std::vector<std::string> files;
   std::vector<char *> petscArgs = {argv[0]};
+  std::string stray;
   {
     int i = 1;
     for (; i < argc && argv[i][0] != '-'; ++i) files.emplace_back(argv[i]);
     for (; i < argc; ++i) petscArgs.push_back(argv[i]);
+    // Two words in a row after the options: the second is no option's value (PETSc would ignore it
+    // silently, e.g. an events file after "-grid_progress 0" left the default fault in place).
+    for (int k = 2; k < (int)petscArgs.size(); ++k)
+      if (petscArgs[k][0] != '-' && petscArgs[k - 1][0] != '-') stray = petscArgs[k];
   }
   int pargc = (int)petscArgs.size();
   petscArgs.push_back(nullptr);
@@ -103,6 +110,10 @@ int main(int argc, char **argv) {
       filesOk = filesOk && slot.empty();
       slot = f;
     }
+    PetscCheck(stray.empty(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+               "hybridsens-grid: '%s' after the options is no option's value: give the files first (hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [EVENTS.json] "
+               "[options])",
+               stray.c_str());
     PetscCheck(filesOk && files.size() <= 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
                "hybridsens-grid: usage: hybridsens-grid CASE.raw|CASE.m [CASE.dyr] [EVENTS.json] [options] (got %zu file arguments: %s)",
                files.size(), files.empty() ? "none" : "at most one DYR and one .json events file after the case");
@@ -153,6 +164,32 @@ int main(int argc, char **argv) {
       PetscCall(r.real("-generic_Xdp", "generic GENCLS: transient reactance X'd (pu on MBASE)", &o.genericXdp, Range::positive(), &xSet));
       PetscCheck(o.genericMachine == "gencls" || !(hSet || dSet || xSet), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
                  "hybridsens-grid: -generic_H, -generic_D and -generic_Xdp set the generic machine: they need -generic_machine gencls");
+      // Loads: constant impedance unless -load_model zip, whose fractions have no default (a forgotten one would change every gradient).
+      PetscInt loadModel = 0;
+      PetscBool zipPSet = PETSC_FALSE, zipQSet = PETSC_FALSE, pqSet = PETSC_FALSE, iSet = PETSC_FALSE;
+      std::vector<PetscReal> zipP, zipQ;
+      PetscCall(r.choice("-load_model", "loads in the dynamics: z (constant impedance at the power-flow voltage) or zip (-load_zip_p, -load_zip_q)", {"z", "zip"},
+                         &loadModel));
+      PetscCall(r.realList("-load_zip_p", "zip loads: fractions Z,I,P of the active load (constant impedance, current, power; sum 1)", &zipP, Range::closed(0, 1),
+                           &zipPSet));
+      PetscCall(r.realList("-load_zip_q", "zip loads: fractions Z,I,P of the reactive load (sum 1)", &zipQ, Range::closed(0, 1), &zipQSet));
+      // Lower breaks are refused (grid_loads.cpp: the mode checks could pick a collapsed network solution).
+      const Range breaks{0.3, 1, false, true};
+      PetscCall(r.real("-load_pq_break", "zip loads: below this |V| (pu) the constant-power part is constant impedance (PSS/E's PQBRAK)", &o.pqBreak, breaks,
+                       &pqSet));
+      PetscCall(r.real("-load_i_break", "zip loads: below this |V| (pu) the constant-current part is constant impedance", &o.iBreak, breaks, &iSet));
+      if (loadModel == 1) {
+        o.loadModel = "zip";
+        PetscCheck(zipPSet && zipQSet, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+                   "hybridsens-grid: -load_model zip needs both -load_zip_p Z,I,P and -load_zip_q Z,I,P (the fractions of constant impedance, current and power; "
+                   "no default)");
+        for (const auto &[option, list, out] : {std::make_tuple("-load_zip_p", &zipP, &o.zipP), std::make_tuple("-load_zip_q", &zipQ, &o.zipQ)}) {
+          PetscCheck(list->size() == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "hybridsens-grid: %s needs three fractions Z,I,P (got %zu)", option, list->size());
+          std::copy(list->begin(), list->end(), out->begin());
+        }
+      } else
+        PetscCheck(!(zipPSet || zipQSet || pqSet || iSet), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+                   "hybridsens-grid: -load_zip_p, -load_zip_q, -load_pq_break and -load_i_break describe ZIP loads: they need -load_model zip");
       PetscCall(r.real("-freq_max", "upper frequency limit f+ of the violation metric (Hz)", &fmax, Range::positive()));
       PetscCall(r.real("-freq_min", "lower frequency limit f- of the violation metric (Hz)", &fmin, Range::positive()));
       PetscCall(r.real("-sigma", "weight sigma of the violation metric", &sigma, Range::nonNegative()));
@@ -281,6 +318,8 @@ int main(int argc, char **argv) {
       const auto [a, b] = G.eventParameters(e);
       if (ev.kind == grid::GridEvent::BusFault)
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  fault at bus %d (r = %g pu) on [%g, %g]\n", ev.bus, (double)ev.r, (double)p[a], (double)p[b]));
+      else if (ev.kind == grid::GridEvent::GeneratorTrip)
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  trip of the generator at bus %d%s at t = %g\n", ev.bus, ev.id.empty() ? "" : (" id '" + ev.id + "'").c_str(), (double)p[a]));
       else if (ev.kind == grid::GridEvent::LineTrip)
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  trip of the branch %d-%d%s at t = %g\n", ev.from, ev.to, ev.circuit.empty() ? "" : (" '" + ev.circuit + "'").c_str(), (double)p[a]));
       else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  %s step of the generator at bus %d by %g at t = %g\n", ev.setpoint.c_str(), ev.bus, (double)p[b], (double)p[a]));
@@ -298,6 +337,10 @@ int main(int argc, char **argv) {
         what += "  " + G.limiterName(l) + ((b != 0) ? " hits " : " leaves ") + kind + ((b == 1 || a == 1) ? "max" : "min") + " (" + kind + " = " +
                 std::to_string((double)x) + ")";
       }
+      const auto modes = G.loadModeChanges(r.before, r.after);
+      if (!modes.empty()) what += "  ZIP loads: " + std::to_string(modes.size()) + " part(s) changed mode" + (modes.size() <= 4 ? " (" + modes[0] : "");
+      for (size_t k = 1; k < modes.size() && modes.size() <= 4; ++k) what += ", " + modes[k];
+      if (!modes.empty() && modes.size() <= 4) what += ")";
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  t = %.12f  %s%s\n", (double)r.time, r.name.c_str(), what.c_str()));
     }
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "final generator states:\n"));

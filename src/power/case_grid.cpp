@@ -1,3 +1,5 @@
+#include "generator_trip.hpp"
+
 #include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_grid.hpp>
 #include <hybridsens/power/newton.hpp>
@@ -475,8 +477,13 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   std::vector<PetscReal> Pd(nB, 0.0), Qd(nB, 0.0);
   for (const power::Load &l : net.loads) {
     if (!l.inService) continue;
+    // The power flow solves loads as constant power; the file's own voltage-dependent parts would
+    // change it. The dynamics' load characteristic is chosen after the power flow instead.
     PetscCheck(l.ip == 0 && l.iq == 0 && l.yp == 0 && l.yq == 0, world, PETSC_ERR_SUP,
-               "%s: load with constant-current or constant-admittance parts (IP, IQ, YP, YQ) is not supported by the grid model yet", l.where.str().c_str());
+               "%s: load with constant-current or constant-admittance parts (IP %g, IQ %g, YP %g, YQ %g) in the case is not supported (the power flow "
+               "takes loads as constant power): give them as constant power (PL, QL) and choose the dynamic characteristic with -load_model zip "
+               "-load_zip_p Z,I,P -load_zip_q Z,I,P",
+               l.where.str().c_str(), l.ip, l.iq, l.yp, l.yq);
     const PetscInt b = busPos.at(l.bus);
     loads_.push_back({b, l.p.value / base, l.q.value / base});
     Pd[b] += l.p.value / base, Qd[b] += l.q.value / base;
@@ -579,6 +586,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
 
   // The disturbances: faults and setpoint steps (grid_events.cpp; their flags follow the limiters').
   PetscCall(planDisturbances(o, busPos, gensAt, net));
+  PetscCall(planZipLoads(o));  // their flags follow the disturbances'
 
   // Parameters: nominal values and names.
   nominal_.assign(numParams(), 0.0), names_.assign(numParams(), "");
@@ -618,6 +626,23 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   std::sort(alg.begin(), alg.end());
   setAlgebraic(alg);
   auto guardsOf = [](PetscInt l) { return std::vector<PetscInt>{4 * l + HitMax, 4 * l + HitMin, 4 * l + LeaveMax, 4 * l + LeaveMin}; };
+  // A generator that an event trips gets its kernels wrapped (generator_trip.hpp): once tripped,
+  // its Id, Iq rows read 0 = Id, 0 = Iq, its other algebraic rows keep their equations, and its
+  // differential rows and its bus's balance rows get nothing from it.
+  auto addGen = [&](PetscInt g, const auto &kernel, const Coupling &c) {
+    const PetscInt flag = generatorTripFlag(g);
+    if (flag < 0) return add(kernel, c);
+    using K = std::decay_t<decltype(kernel)>;
+    Trippable<K> k{kernel, flag, {}};
+    const GenRows &r = gens_[g].rows;
+    for (PetscInt row : c.writes) {
+      const PetscInt read = (PetscInt)(std::find(c.reads.begin(), c.reads.end(), row) - c.reads.begin());
+      if (row == r.machine + SlotId || row == r.machine + SlotIq) k.after.push_back(read);
+      else if (row >= busStart_ && row < busStart_ + 2 * nB) k.after.push_back(Trippable<K>::Zero);
+      else k.after.push_back(std::binary_search(alg.begin(), alg.end(), row) ? Trippable<K>::Keep : Trippable<K>::Zero);
+    }
+    add(k, c);
+  };
   PetscInt limiter = 0;
   for (PetscInt g = 0; g < nG; ++g) {
     const Gen &G = gens_[g];
@@ -632,32 +657,32 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     };
     switch (G.machine) {
     case MachineKind::Classical:
-      add(ClassicalMachine{G.m, governed}, {with(machineRows, {vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
+      addGen(g, ClassicalMachine{G.m, governed}, {with(machineRows, {vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
       break;
     case MachineKind::TwoAxis:
-      add(Machine{G.legacy, governed, false}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
+      addGen(g, Machine{G.legacy, governed, false}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
       break;
     case MachineKind::RoundRotor:
-      add(RoundRotorMachine{G.m, governed}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
+      addGen(g, RoundRotorMachine{G.m, governed}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
       break;
     case MachineKind::SalientPole:
-      add(SalientPoleMachine{G.m, governed}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
+      addGen(g, SalientPoleMachine{G.m, governed}, {with(machineRows, {r.efd, vr(b), vi(b), r.pm}), with(machineRows, {vr(b), vi(b)}), {}, {}});
       break;
     }
     const PetscInt e0 = r.exciter;
     switch (G.exciter) {
     case ExciterKind::None: break;
     case ExciterKind::IEEET1Simple:
-      add(Exciter{G.legacy, {G.legacy.VRmin, G.legacy.VRmax, 1 + limiter}},
-          {{e0, e0 + 1, e0 + 2, vr(b), vi(b), r.vref, r.ka}, {e0, e0 + 1, e0 + 2, r.vref, r.ka}, {}, guardsOf(limiter)});
+      addGen(g, Exciter{G.legacy, {G.legacy.VRmin, G.legacy.VRmax, 1 + limiter}},
+             {{e0, e0 + 1, e0 + 2, vr(b), vi(b), r.vref, r.ka}, {e0, e0 + 1, e0 + 2, r.vref, r.ka}, {}, guardsOf(limiter)});
       ++limiter;
       break;
     case ExciterKind::DC:
-      add(G.dc, {{e0, e0 + 1, e0 + 2, e0 + 3, e0 + 4, vr(b), vi(b), r.vref, r.ka, r.ke}, {e0, e0 + 1, e0 + 2, e0 + 3, e0 + 4}, {}, guardsOf(limiter)});
+      addGen(g, G.dc, {{e0, e0 + 1, e0 + 2, e0 + 3, e0 + 4, vr(b), vi(b), r.vref, r.ka, r.ke}, {e0, e0 + 1, e0 + 2, e0 + 3, e0 + 4}, {}, guardsOf(limiter)});
       ++limiter;
       break;
     case ExciterKind::SEXS:
-      add(G.sexs, {{e0, e0 + 1, vr(b), vi(b), r.vref, r.ka}, {e0, e0 + 1}, {}, guardsOf(limiter)});
+      addGen(g, G.sexs, {{e0, e0 + 1, vr(b), vi(b), r.vref, r.ka}, {e0, e0 + 1}, {}, guardsOf(limiter)});
       ++limiter;
       break;
     }
@@ -667,15 +692,15 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     const Gen &G = gens_[t.gen];
     const PetscInt l = govLimiter[k];
     if (!t.ieeeg1)
-      add(Governor{t.c, t.k, G.m.M(), {t.k * t.c.Vmin, t.k * t.c.Vmax, 1 + l}},
-          {{gov(k, 0), gov(k, 1), omegaRow(t.gen), G.rows.pm}, {gov(k, 0), gov(k, 1), omegaRow(t.gen)}, {pR(k)}, guardsOf(l)});
+      addGen(t.gen, Governor{t.c, t.k, G.m.M(), {t.k * t.c.Vmin, t.k * t.c.Vmax, 1 + l}},
+             {{gov(k, 0), gov(k, 1), omegaRow(t.gen), G.rows.pm}, {gov(k, 0), gov(k, 1), omegaRow(t.gen)}, {pR(k)}, guardsOf(l)});
     else {
       std::vector<PetscInt> rows, guards = guardsOf(l), rate = guardsOf(l + 1);
       for (PetscInt j = 0; j < 6; ++j) rows.push_back(gov(k, j));
       guards.insert(guards.end(), rate.begin(), rate.end());
       std::vector<PetscInt> reads = rows, writes = rows;
       reads.push_back(omegaRow(t.gen)), reads.push_back(G.rows.pm), writes.push_back(omegaRow(t.gen));
-      add(IEEEG1Governor{t.g1, t.k, G.m.M(), 1 + l, 2 + l}, {reads, writes, {pR(k)}, guards});
+      addGen(t.gen, IEEEG1Governor{t.g1, t.k, G.m.M(), 1 + l, 2 + l}, {reads, writes, {pR(k)}, guards});
     }
   }
   {  // initial state: the power flow
@@ -699,10 +724,12 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
   }
   for (const AdmittanceEntry &y : pf->Y)
     add(Admittance{y.y.real(), y.y.imag(), 0.0, 0.0}, {{vr((PetscInt)y.j), vi((PetscInt)y.j)}, {vr((PetscInt)y.i), vi((PetscInt)y.i)}, {}, {}});
-  for (PetscInt l = 0; l < numLoads(); ++l) {
-    const PetscInt b = loads_[l].bus;
-    add(Load{loads_[l].P, loads_[l].Q}, {{vr(b), vi(b), loadRef(l)}, {vr(b), vi(b)}, {}, {}});
-  }
+  if (o.loadModel == "zip") addZipLoads(o);
+  else
+    for (PetscInt l = 0; l < numLoads(); ++l) {
+      const PetscInt b = loads_[l].bus;
+      add(Load{loads_[l].P, loads_[l].Q}, {{vr(b), vi(b), loadRef(l)}, {vr(b), vi(b)}, {}, {}});
+    }
   PetscCall(addDisturbances());
   PetscCall(setUp());
   PetscFunctionReturn(0);
@@ -735,6 +762,7 @@ PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscRe
   Vec u0;
   PetscCall(VecCreateMPI(comm(), ownershipEnd() - ownershipBegin(), PETSC_DETERMINE, &u0));
   PetscCall(initialState(ModeContext{p, initialDiscreteState()}, u0));
+  PetscCall(checkLoadStart(u0));
   for (PetscInt l = 0; l < numLimiters(); ++l) {
     if (limiters_[l].rateLimit) continue;  // at rest the gate rate is 0, inside (Uc, Uo) by the record's checks
     PetscScalar x;
@@ -768,42 +796,57 @@ std::string CaseGrid::ineffectiveParameter(PetscInt k) const {
   return "";
 }
 
-GuardInfo CaseGrid::guardInfo(PetscInt j) const { return limiterGuardInfo(limiterName(j / 4), j % 4); }
+GuardInfo CaseGrid::guardInfo(PetscInt j) const { return isLoadGuard(j) ? loadGuardInfo(j) : limiterGuardInfo(limiterName(j / 4), j % 4); }
 
-bool CaseGrid::guardActive(PetscInt j, const DiscreteState &d) const { return limiterGuardActive(j % 4, d[1 + j / 4]); }
+// A tripped generator's limiters no longer act (its states are frozen).
+bool CaseGrid::guardActive(PetscInt j, const DiscreteState &d) const {
+  if (isLoadGuard(j)) return loadGuardActive(j, d);
+  const PetscInt trip = generatorTripFlag(limiters_[j / 4].gen);
+  return (trip < 0 || d[trip] != 1) && limiterGuardActive(j % 4, d[1 + j / 4]);
+}
 
 // Collective (the engine calls it on every rank with the replicated d).
 PetscErrorCode CaseGrid::transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const {
   PetscFunctionBeginUser;
   if (id.kind == EventId::Guard) {
-    d[1 + id.index / 4] = limiterFlagAfter(id.index % 4);
+    if (isLoadGuard(id.index)) loadGuardTransition(id.index, d);
+    else d[1 + id.index / 4] = limiterFlagAfter(id.index % 4);
     PetscFunctionReturn(0);
   }
   PetscCall(disturbanceTransition(id.index, t, u, d));
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode CaseGrid::allGuards(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> *values) const {
+  PetscFunctionBeginUser;
+  // The exciters' leave-guards read states only (Vref, KA, KE are states), and so do the loads',
+  // so p is not needed (the placeholder keeps the governors' guards finite).
+  std::vector<PetscScalar> local(numGuards(), 0.0);
+  const std::vector<PetscReal> placeholder(numParams(), 1.0);
+  values->assign(numGuards(), 0.0);
+  PetscCall(guards(t, u, ModeContext{placeholder, d}, local.data()));
+  PetscCallMPI(MPI_Allreduce(local.data(), values->data(), (int)numGuards(), MPIU_SCALAR, MPIU_SUM, comm()));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode CaseGrid::releaseReversedExciterLimiters(PetscReal t, Vec u, DiscreteState &d) const {
   PetscFunctionBeginUser;
-  {
-    // u is the state after the fault switched and the network was re-solved: an exciter limiter
-    // whose free rate now points back into the band is released (no crossing would report it).
-    // The exciters' leave-guards read states only (Vref, KA, KE are states), so p is not needed
-    // (the placeholder keeps the governors' guards finite); a governor valve's free rate reads
-    // differential states only, which do not jump at a fault.
-    std::vector<PetscScalar> local(numGuards(), 0.0), all(numGuards(), 0.0);
-    const std::vector<PetscReal> placeholder(numParams(), 1.0);
-    PetscCall(guards(t, u, ModeContext{placeholder, d}, local.data()));
-    PetscCallMPI(MPI_Allreduce(local.data(), all.data(), (int)numGuards(), MPIU_SCALAR, MPIU_SUM, comm()));
-    for (PetscInt l = 0; l < numLimiters(); ++l)
-      if (!limiters_[l].governor) releaseIfReversed(d[1 + l], all[4 * l + LeaveMax]);  // = the free rate (same value for LeaveMin)
+  // u is the state after the fault switched and the network was re-solved: an exciter limiter
+  // whose free rate now points back into the band is released (no crossing would report it). A
+  // governor valve's free rate reads differential states only, which do not jump at a fault; a
+  // tripped generator's limiters stay as they were (frozen).
+  std::vector<PetscScalar> all;
+  PetscCall(allGuards(t, u, d, &all));
+  for (PetscInt l = 0; l < numLimiters(); ++l) {
+    const PetscInt trip = generatorTripFlag(limiters_[l].gen);
+    if (!limiters_[l].governor && (trip < 0 || d[trip] != 1)) releaseIfReversed(d[1 + l], all[4 * l + LeaveMax]);  // = the free rate (same value for LeaveMin)
   }
   PetscFunctionReturn(0);
 }
 
 FrequencyViolationCost::FrequencyViolationCost(const CaseGrid &grid, PetscInt g, PetscReal fmax, PetscReal fmin, PetscReal sigma, PetscReal eta)
     : LocalKernelCost(grid), name_("H" + grid.genLabel(g)) {
-  add(FrequencyViolation{fmax, fmin, sigma, eta}, {{grid.omegaRow(g)}, {}, {}, {}});
+  add(FrequencyViolation{fmax, fmin, sigma, eta, grid.generatorTripFlag(g)}, {{grid.omegaRow(g)}, {}, {}, {}});
 }
 
 } // namespace grid

@@ -68,7 +68,7 @@ std::vector<GridEvent> parse(const std::string &path) {
     std::string where = path + ": entry " + std::to_string(i + 1);
     if (!e.is_object()) throw EventsFileError(where + ": must be an object {\"type\": ..., ...}");
     if (!e.contains("type") || !e.at("type").is_string())
-      throw EventsFileError(where + ": needs \"type\": \"bus_fault\", \"setpoint_step\" or \"line_trip\"");
+      throw EventsFileError(where + ": needs \"type\": \"bus_fault\", \"setpoint_step\", \"line_trip\" or \"generator_trip\"");
     const std::string type = e.at("type").get<std::string>();
     where += " (" + type + ")";
     GridEvent ev;
@@ -105,9 +105,16 @@ std::vector<GridEvent> parse(const std::string &path) {
       }
       if (!(ev.time > 0)) throw EventsFileError(where + ": \"time\" must be after the start t = 0");
     } else if (type == "generator_trip") {
-      throw EventsFileError(where + ": not supported yet (supported types: bus_fault, setpoint_step, line_trip)");
+      onlyKeys(e, where, {"type", "bus", "id", "time"});
+      ev.kind = GridEvent::GeneratorTrip;
+      ev.time = number(e, where, "time");
+      if (e.contains("id")) {
+        if (!e.at("id").is_string()) throw EventsFileError(where + ": \"id\" must be a string such as \"1\" (the generator's machine id)");
+        ev.id = e.at("id").get<std::string>();
+      }
+      if (!(ev.time > 0)) throw EventsFileError(where + ": \"time\" must be after the start t = 0");
     } else {
-      throw EventsFileError(where + ": unknown type (supported: bus_fault, setpoint_step, line_trip)");
+      throw EventsFileError(where + ": unknown type (supported: bus_fault, setpoint_step, line_trip, generator_trip)");
     }
     out.push_back(ev);
   }

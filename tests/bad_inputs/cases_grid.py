@@ -25,6 +25,11 @@ def full_help(run):
     return ("-help without a case does not list " + ", ".join(missing)) if missing else None
 
 
+def generator_trip_runs(run):
+    """The trip of generator 2 runs and is reported."""
+    return None if "trip of the generator at bus 2 at t = 1.5" in run.stdout and "generator_trip_2_1" in run.stdout else "the generator trip was not applied"
+
+
 CASES = [
     # Without a DYR every generator lacks a machine record: refused by name unless a generic model is chosen.
     Case("grid_no_dyr", TOOL, [RAW], error=r"wecc9.raw:\d+: generator at bus 1 id '1' has no machine record .*-generic_machine gencls", area="grid"),
@@ -51,6 +56,9 @@ CASES = [
     Case("grid_t_on_without_fault", TOOL, [RAW, DYR, "-no_fault", "-t_on", "1.5"], error=r"-t_on cannot be set: the run has no bus fault", area="grid"),
     Case("grid_fault_bus_with_events_file", TOOL, [RAW, DYR, events("no_such_bus.json"), "-fault_bus", "7"],
          error=r"-fault_bus / -rfault set the command line's fault, which .*no_such_bus.json replaces", area="grid"),
+    # A file after the options was silently ignored (the default fault ran instead of the events file).
+    Case("grid_file_after_options", TOOL, [RAW, DYR, "-grid_progress", "0", events("generator_trip.json")],
+         error=r"'[^']*generator_trip.json' after the options is no option's value: give the files first", area="grid"),
     # Unclear errors made clear.
     Case("grid_case_is_directory", TOOL, [GRIDS, DYR], error=r"grids/?: is a directory, not a case file", area="grid"),
     # (a .m file is read as MATPOWER; another name is read as RAW)
@@ -88,8 +96,41 @@ CASES = [
     Case("grid_events_empty", TOOL, [RAW, DYR, events("empty.json")], error=r"empty.json: no events \(for a run without a disturbance use -no_fault\)", area="grid"),
     Case("grid_events_trip_no_branch", TOOL, [RAW, DYR, events("trip_no_branch.json")],
          error=r"trip_no_branch.json: entry 1 \(line_trip\): no in-service line or transformer between buses 4 and 9", area="grid"),
-    Case("grid_events_generator_trip", TOOL, [RAW, DYR, events("generator_trip.json")],
-         error=r"generator_trip.json: entry 1 \(generator_trip\): not supported yet", area="grid"),
+    # Generator trips: the trip of generator 2 alone runs; unknown, out-of-service, repeated and
+    # total trips are refused naming the file and the entry, a step of a tripped unit when it comes.
+    Case("grid_events_generator_trip", TOOL, [RAW, DYR, events("generator_trip.json"), "-ts_max_time", "2"], check=generator_trip_runs, area="grid"),
+    Case("grid_gentrip_no_generator", TOOL, [RAW, DYR, events("gentrip_no_generator.json")],
+         error=r"gentrip_no_generator.json: entry 1 \(generator_trip\): no in-service generator at bus 5 in .*wecc9.raw: only an in-service generator can trip",
+         area="grid"),
+    Case("grid_gentrip_unknown_id", TOOL, [RAW, DYR, events("gentrip_unknown_id.json")],
+         error=r"gentrip_unknown_id.json: entry 1 \(generator_trip\): no in-service generator at bus 2 with id '7' in .*wecc9.raw", area="grid"),
+    Case("grid_gentrip_out_of_service", TOOL, [os.path.join(FILES, "wecc9_gen_out.raw"), DYR, events("gentrip_out_of_service.json")],
+         error=r"gentrip_out_of_service.json: entry 1 \(generator_trip\): the generator at bus 3 with id '2' is out of service in .*wecc9_gen_out.raw",
+         area="grid"),
+    Case("grid_gentrip_twice", TOOL, [RAW, DYR, events("gentrip_twice.json")],
+         error=r"gentrip_twice.json: entry 2 \(generator_trip\): generator 2 is tripped by an earlier entry already", area="grid"),
+    Case("grid_gentrip_all", TOOL, [RAW, DYR, events("gentrip_all.json")],
+         error=r"gentrip_all.json: entry 3 \(generator_trip\): this trip would leave no generator in service", area="grid"),
+    Case("grid_gentrip_unknown_key", TOOL, [RAW, DYR, events("gentrip_unknown_key.json")],
+         error=r"gentrip_unknown_key.json: entry 1 \(generator_trip\): unknown key \"machine\"", area="grid"),
+    Case("grid_gentrip_then_step", TOOL, [RAW, DYR, events("gentrip_then_step.json")],
+         error=r"gentrip_then_step.json: entry 2 \(setpoint_step\): the Vref step at t = 2\.? finds the generator at bus 3 tripped already", area="grid"),
+    # ZIP loads: fractions without a default, consistent, with their model; breaks in range; the start above them.
+    Case("grid_zip_without_fractions", TOOL, [RAW, DYR, "-load_model", "zip"], error=r"-load_model zip needs both -load_zip_p Z,I,P and -load_zip_q", area="grid"),
+    Case("grid_zip_fractions_sum", TOOL, [RAW, DYR, "-load_model", "zip", "-load_zip_p", "0.5,0.3,0.3", "-load_zip_q", "1,0,0"],
+         error=r"-load_zip_p 0.5,0.3,0.3: the fractions .* sum to 1 \(they sum to 1.1", area="grid"),
+    Case("grid_zip_two_fractions", TOOL, [RAW, DYR, "-load_model", "zip", "-load_zip_p", "0.5,0.5", "-load_zip_q", "1,0,0"],
+         error=r"-load_zip_p needs three fractions Z,I,P \(got 2\)", area="grid"),
+    Case("grid_zip_negative_fraction", TOOL, [RAW, DYR, "-load_model", "zip", "-load_zip_p", "1.5,-0.5,0", "-load_zip_q", "1,0,0"],
+         error=option_error("-load_zip_p"), area="grid"),
+    Case("grid_zip_without_model", TOOL, [RAW, DYR, "-load_zip_p", "0,0,1"], error=r"-load_zip_p, -load_zip_q, .* they need -load_model zip", area="grid"),
+    Case("grid_zip_unknown_model", TOOL, [RAW, DYR, "-load_model", "zipe"], error=option_error("-load_model"), area="grid"),
+    Case("grid_zip_low_break", TOOL, [RAW, DYR, "-load_model", "zip", "-load_zip_p", "0,0,1", "-load_zip_q", "0,0,1", "-load_pq_break", "0.2"],
+         error=r"-load_pq_break 0.2: must be in \[0.3, 1\)", area="grid"),
+    Case("grid_zip_start_below_break", TOOL, [RAW, DYR, "-load_model", "zip", "-load_zip_p", "0,0,1", "-load_zip_q", "0,0,1", "-load_pq_break", "0.999"],
+         error=r"ZIP load at bus 5: its power-flow voltage \|V\| = 0.995\d* is not above -load_pq_break 0.999", area="grid"),
+    Case("grid_zip_in_case_file", TOOL, [os.path.join(FILES, "wecc9_load_ip.raw"), DYR],
+         error=r"wecc9_load_ip.raw:16: load with constant-current or constant-admittance parts \(IP 20\.?, .*-load_model zip", area="grid"),
     # ACTIVSg2000: the reader refuses its unknown models; skipping them, the builder refuses its
     # generators without a machine record, then the size of its start.
     Case("grid_activsg2000_unknown_model", TOOL, ACTIVS, error=r"ACTIVSg2000.dyr:3: model 'ESST4B' at bus 1048 is not supported by hybridsens-grid \(supported: GENCLS, GENROU, [^)]*IEEEG1\); -skip_unknown_models skips", area="grid"),

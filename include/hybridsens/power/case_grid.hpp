@@ -3,7 +3,8 @@
 //
 // Network: every bus (file order) with the current balance 0 = Y V − I_gen + I_load (+ the fault
 // shunt), Y from admittance.hpp (lines, transformers, fixed and switched shunts); loads as
-// constant impedance at their power-flow voltage (P, Q ∝ |V|²).
+// constant impedance at their power-flow voltage (P, Q ∝ |V|²), or ZIP loads (CaseGridOptions::
+// loadModel, grid_loads.cpp) with their break voltages as state events.
 // Generators: every in-service generator (several per bus allowed) with its DYR records, by
 // (bus, machine id). Machines: GENCLS (constant E' behind X'd = the RAW ZX), GENROU (T''do =
 // T''qo = 0 and no saturation: the two-axis machine of examples/wecc9; otherwise subtransient with
@@ -35,7 +36,10 @@
 // number ("Vm9", "th1").
 // Discrete state: d[0] fault on, d[1 + ℓ] limiter ℓ (exciter limiters in generator order, then
 // governor valves: a TGOV1 valve; an IEEEG1 gate position, then its rate limit), then the flags
-// of further faults and line trips; guards 4ℓ + GuardKind. Time events: those of the
+// of further faults, line and generator trips, then the ZIP loads' (per bus: constant power,
+// constant current below its break); guards 4ℓ + GuardKind, then 4 per ZIP bus. A tripped
+// generator (generator_trip) keeps its rows: its kernels are wrapped (generator_trip.hpp) so that
+// its injection and stator currents are 0 and its differential states frozen. Time events: those of the
 // disturbances (grid_events.hpp, grid_events.cpp); for the command line's fault as
 // examples/wecc9: fault on/off, then the limiter checks at both instants (an exciter limiter
 // whose free rate points back into its band after the network jump is released).
@@ -48,6 +52,7 @@
 #include <hybridsens/power/grid_kernels.hpp>
 #include <hybridsens/power/machine_kernels.hpp>
 
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -69,6 +74,14 @@ struct CaseGridOptions {
   // The disturbances (grid_events.hpp). Empty: the one fault above, unless noDisturbance.
   std::vector<GridEvent> events;
   bool noDisturbance = false;  // a flat run: no event at all
+  // Loads (docs/power-grids.md, "Loads"). "z": constant impedance at the power-flow voltage.
+  // "zip": each bus's power-flow load split after the power flow (as PSS/E's CONL) into the
+  // fractions (Z, I, P) of zipP and zipQ of constant impedance, current and power; below
+  // pqBreak the constant-power part, below iBreak the constant-current part become constant
+  // impedance (state events), so the network stays solvable at low voltage.
+  std::string loadModel = "z";
+  std::array<PetscReal, 3> zipP{{1, 0, 0}}, zipQ{{1, 0, 0}};
+  PetscReal pqBreak = 0.7, iBreak = 0.5;
 };
 
 class CaseGrid : public LocalKernelModel {
@@ -79,6 +92,9 @@ public:
   PetscInt numGens() const { return (PetscInt)gens_.size(); }
   PetscInt numBuses() const { return (PetscInt)buses_.size(); }
   PetscInt numGovernors() const { return (PetscInt)govs_.size(); }
+  PetscInt numZipBuses() const { return (PetscInt)zipBuses_.size(); }  // buses with a ZIP load (-load_model zip)
+  // The ZIP load modes an event changed, named as their guards ("load5_constP_below_break"), for reports.
+  std::vector<std::string> loadModeChanges(const DiscreteState &before, const DiscreteState &after) const;
   PetscInt numLimiters() const { return (PetscInt)limiters_.size(); }
   PetscInt numGeneric() const { return numGeneric_; }  // generators given the generic machine
 
@@ -131,20 +147,23 @@ public:
   bool limiterIsRateLimit(PetscInt l) const { return limiters_[l].rateLimit; }
   // The power flow at p in double (the start kernel's first stage): converged, its mismatch;
   // and every limited state of the start inside its limiter's band (a start beyond a limit
-  // would not be at rest: refused naming the limiter, its value and band). Collective.
+  // would not be at rest: refused naming the limiter, its value and band); with ZIP loads, every
+  // load bus's power-flow voltage above the break voltages of its parts (grid_loads.cpp). Collective.
   PetscErrorCode checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const;
 
-  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters() + numExtraFlags_, 0); }
+  DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters() + numExtraFlags_ + numLoadFlags_, 0); }
   // The disturbances applied (after defaults); the parameters holding each one's two times or time and size.
   const std::vector<GridEvent> &events() const { return events_; }
   std::pair<PetscInt, PetscInt> eventParameters(PetscInt e) const;
   // Flag in d of an event's fault (1 while on) or line trip (1 once tripped), or -1 for a step.
   PetscInt faultFlag(PetscInt e) const { return faultFlag_[e]; }
+  // Flag in d that is 1 once generator g is tripped (a generator_trip event), or -1.
+  PetscInt generatorTripFlag(PetscInt g) const { return tripFlagOfGen_.empty() ? -1 : tripFlagOfGen_[g]; }
   PetscReal inertia(PetscInt g) const { return gens_[g].m.H; }  // H on the system base (s)
   bool hasReset(const EventId &id) const override;
   std::vector<PetscReal> defaultParameters() const override { return nominal_; }
   std::vector<std::string> parameterNames() const override { return names_; }
-  PetscInt numGuards() const override { return 4 * numLimiters(); }
+  PetscInt numGuards() const override { return 4 * numLimiters() + 4 * numZipBuses(); }
   GuardInfo guardInfo(PetscInt j) const override;
   bool guardActive(PetscInt j, const DiscreteState &d) const override;
   PetscErrorCode transition(const EventId &id, PetscReal t, Vec u, DiscreteState &d) const override;
@@ -202,6 +221,21 @@ private:
   // An exciter limiter at a bound whose free V_R' now points back into its band is released
   // (after a network jump or a Vref step: no crossing would report it).
   PetscErrorCode releaseReversedExciterLimiters(PetscReal t, Vec u, DiscreteState &d) const;
+  // Every guard's value at (t, u, d) on every rank (collective).
+  PetscErrorCode allGuards(PetscReal t, Vec u, const DiscreteState &d, std::vector<PetscScalar> *values) const;
+  // grid_loads.cpp: the ZIP loads (-load_model zip): per bus a kernel, two flags (the constant-power
+  // and constant-current parts below their break voltage), four guards after the limiters'.
+  PetscErrorCode planZipLoads(const CaseGridOptions &o);
+  void addZipLoads(const CaseGridOptions &o);
+  bool isLoadGuard(PetscInt j) const { return j >= 4 * numLimiters(); }
+  GuardInfo loadGuardInfo(PetscInt j) const;
+  bool loadGuardActive(PetscInt j, const DiscreteState &d) const;
+  void loadGuardTransition(PetscInt j, DiscreteState &d) const;
+  // After a network jump: every ZIP part converted to constant impedance (always solvable), then
+  // checks that set each part's flag from the re-solved |V|, then a verification.
+  void convertAllLoads(DiscreteState &d) const;
+  PetscErrorCode setLoadFlagsFromVoltages(PetscReal t, Vec u, DiscreteState &d, bool verifyOnly) const;
+  PetscErrorCode checkLoadStart(Vec u0) const;
   PetscErrorCode addGenerator(const NetworkCase &net, const Generator &g, PetscInt bus, const std::vector<const DynamicRecord *> &records,
                               const CaseGridOptions &o, const std::string &dyrFile);
   std::vector<PetscReal> powerFlowSpec(const std::vector<PetscReal> &p) const;
@@ -215,6 +249,16 @@ private:
     PetscReal P, Q;  // pu
   };
   std::vector<LoadAt> loads_;
+  struct ZipBus {
+    PetscInt bus, ref;           // position of the bus; the row of its load reference |V0|
+    PetscReal P, Q;              // its loads at the power-flow voltage (pu)
+    PetscInt flagP = -1, flagI = -1;  // flags in d (1: the part is below its break), -1 without the part
+  };
+  std::vector<ZipBus> zipBuses_;
+  PetscReal pqBreak_ = 0, iBreak_ = 0;
+  PetscInt numLoadFlags_ = 0;
+  std::vector<PetscInt> tripFlagOfGen_;  // per generator: its trip flag, or -1
+  std::vector<PetscInt> tripGen_;        // per event: the tripped generator (generator trips), or -1
   std::shared_ptr<const PowerFlowData> pf_;
   std::vector<PetscReal> nominal_;
   std::vector<std::string> names_;
@@ -228,7 +272,7 @@ private:
   PetscInt numEventParams_ = 0, numExtraFlags_ = 0;  // flags after the limiters': faults after the first, line trips
   std::vector<std::vector<AdmittanceEntry>> tripEntries_;  // per event: the tripped branch's admittance entries
   struct TimeAction {
-    enum Kind { FaultOn, FaultOff, Step, Trip, LimiterCheck } kind;
+    enum Kind { FaultOn, FaultOff, Step, Trip, GeneratorTrip, LoadCheck, LimiterCheck } kind;
     PetscInt event;
   };
   std::vector<TimeAction> timeActions_;  // per time event

@@ -278,11 +278,15 @@ template <class K> struct FixedParameters {
 };
 
 // Frequency violation of generator g: σ max(0, f − f⁺, f⁻ − f)^η with f = ω/2π (Hz).
+// A generator out of service (flag outOfService of d is 1: tripped) adds nothing: its frozen
+// frequency is no longer one of the grid's.
 struct FrequencyViolation {
   static constexpr int numReads = 1;
   PetscReal fmax, fmin, sigma, eta;
-  template <class S> S integrand(S, const S *u, const S *, const DiscreteState &) const {
+  PetscInt outOfService = -1;
+  template <class S> S integrand(S, const S *u, const S *, const DiscreteState &d) const {
     using std::pow;
+    if (outOfService >= 0 && d[outOfService] == 1) return S(0.0);
     const S f = u[0] / (2 * PETSC_PI);
     S v = 0.0;
     if (f > fmax) v = f - fmax;
