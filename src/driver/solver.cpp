@@ -363,6 +363,7 @@ PetscErrorCode Solver::collectResult(SolveResult &r) const {
   r.stats.rejectedSteps = s.rejectedSteps;
   r.stats.locationSteps = s.locationSteps;
   r.stats.events = s.events;
+  r.stats.locatedEvents = s.locatedEvents;
   r.stats.wallSeconds = s.wallSeconds;
   r.stats.ydotSolves = s.ydotSolves;
   if (engine_->trajectory().checkpointing()) {
