@@ -90,6 +90,7 @@ PetscErrorCode slopeOfOneStep(bool dae, TSType type, PetscReal theta, PetscBool 
   PetscCall(TSSetSolution(ts, u));
   PetscCall(TSSetTime(ts, 0.0));
   PetscCall(TSSetTimeStep(ts, h));
+  PetscCall(TSSetMaxTime(ts, 1.0));
   PetscCall(TSSetUp(ts));
   PetscCall(TSStep(ts));
   StepDerivative sd(dyn);
