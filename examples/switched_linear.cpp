@@ -105,6 +105,20 @@ public:
     PetscFunctionReturn(0);
   }
 
+  // ġ_j = γ_u·u̇ straight from u̇ (the same arithmetic as the default, which goes through
+  // guardGradient: a vector assembly per guard, collective, at every step end).
+  PetscErrorCode guardRates(PetscReal, Vec, Vec udot, const ModeContext &c, Vec, PetscScalar *r) const override {
+    const PetscScalar *xd;
+    PetscFunctionBeginUser;
+    if (rank_ == 0) {
+      PetscCall(VecGetArrayRead(udot, &xd));
+      for (PetscInt j = 0; j < 2; ++j)
+        if (guardActive(j, c.d)) r[j] = -c.p[j] * xd[0] + xd[1];
+      PetscCall(VecRestoreArrayRead(udot, &xd));
+    }
+    PetscFunctionReturn(0);
+  }
+
   PetscErrorCode transition(const EventId &id, PetscReal, Vec, DiscreteState &d) const override {
     d[0] = id.index == 0 ? 2 : 1;
     return 0;

@@ -28,6 +28,7 @@ namespace hybridsens {
 
 struct SolveStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
+  PetscInt locatedEvents = 0;  // state (guard) events among `events`; locationSteps / locatedEvents: re-takes per located event
   double wallSeconds = 0;         // the forward solve (with the tangent-linear model if on)
   double adjointWallSeconds = 0;  // the reverse sweep (0 without -hs_adjoint)
   PetscInt reusedJacobians = 0;   // reverse sweep: f_u, f_p, cost integrands' r_u, r_p copied, not re-evaluated (-hs_adjoint_reuse_jacobians)

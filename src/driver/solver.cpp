@@ -126,10 +126,14 @@ PetscErrorCode Solver::setParameters(const std::vector<PetscReal> &p) {
   PetscFunctionReturn(0);
 }
 
-// -log_view stages: one per phase, registered on first use.
-static PetscErrorCode pushStage(const char *name) {
+// -log_view stages: one per phase, registered on first use. Only while PETSc logs (-log_view
+// and friends): without logging a stage records nothing, and registering one costs more
+// instructions than all the steps of a small simulation (PETSc sizes its event logs for it).
+static PetscErrorCode pushStage(const char *name, PetscBool *pushed) {
   PetscLogStage stage;
   PetscFunctionBeginUser;
+  PetscCall(PetscLogIsActive(pushed));
+  if (!*pushed) PetscFunctionReturn(0);
   PetscCall(PetscLogStageGetId(name, &stage));
   if (stage < 0) PetscCall(PetscLogStageRegister(name, &stage));
   PetscCall(PetscLogStagePush(stage));
@@ -233,9 +237,10 @@ PetscErrorCode Solver::solveOnce() {
     engine_->addObserver(fwd_.get());
   }
   if (!forward_) PetscCall(TSForwardReset(ts_));  // no stale TLM from an earlier forward run
-  PetscCall(pushStage(forward_ ? "hybridsens forward+TLM" : "hybridsens forward"));
+  PetscBool staged;
+  PetscCall(pushStage(forward_ ? "hybridsens forward+TLM" : "hybridsens forward", &staged));
   PetscCall(engine_->run(u0_, t0, tf));
-  PetscCall(PetscLogStagePop());
+  if (staged) PetscCall(PetscLogStagePop());
   if (dyn_->isIndex2() && (forward_ || adjoint_)) PetscCall(refuseIndex2ObservationsAtEvents());
   solvedParams_ = params_;
   SolveResult r;
@@ -253,12 +258,12 @@ PetscErrorCode Solver::solveOnce() {
   }
   if (adjoint_) {
     const auto wall0 = std::chrono::steady_clock::now();
-    PetscCall(pushStage("hybridsens adjoint"));
+    PetscCall(pushStage("hybridsens adjoint", &staged));
     AdjointSensitivity adj(*engine_, *costEval_, *jumps_);
     adj.setMonitor(adjointMonitor_);
     AdjointResults res;
     PetscCall(adj.solve(t0, u0_, u0Indices_, res));
-    PetscCall(PetscLogStagePop());
+    if (staged) PetscCall(PetscLogStagePop());
     r.stats.adjointWallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     r.adjointComputed = true;
     for (size_t k = 0; k < res.gradientP.size(); ++k) {
@@ -270,9 +275,9 @@ PetscErrorCode Solver::solveOnce() {
     dyn_->mode = engine_->trajectory().mode(engine_->trajectory().size() - 1);
   }
   if (hessianOn_) {
-    PetscCall(pushStage("hybridsens Hessian"));
+    PetscCall(pushStage("hybridsens Hessian", &staged));
     PetscCall(computeHessian(hessianMethod_, r.hessian, &r.hessianMethod));
-    PetscCall(PetscLogStagePop());
+    if (staged) PetscCall(PetscLogStagePop());
   }
   PetscCall(collectResult(r));
   result_ = std::move(r);
@@ -363,6 +368,7 @@ PetscErrorCode Solver::collectResult(SolveResult &r) const {
   r.stats.rejectedSteps = s.rejectedSteps;
   r.stats.locationSteps = s.locationSteps;
   r.stats.events = s.events;
+  r.stats.locatedEvents = s.locatedEvents;
   r.stats.wallSeconds = s.wallSeconds;
   r.stats.ydotSolves = s.ydotSolves;
   if (engine_->trajectory().checkpointing()) {

@@ -1,7 +1,7 @@
 // The JSON summary written by -hs_summary FILE. Key names are part of the interface:
 // "final_time", "final_state", "final_discrete_state", "parameters", "events"
 // ({"time","guard","kind","step","from","to"}), "stats" ({"steps","rejected_steps",
-// "location_steps","events","wall_seconds","adjoint_wall_seconds","reused_jacobians", with -hs_checkpoints "checkpointing":
+// "location_steps","events","located_events","location_steps_per_event","wall_seconds","adjoint_wall_seconds","reused_jacobians", with -hs_checkpoints "checkpointing":
 // {"checkpoints","stored","most_held","recomputed_steps","recompute_ratio"}), and with forward sensitivities "costs",
 // "objective", "forward_gradient" ({"p","u0","u0_indices"}), "sensitivity_final" (n × np); with -hs_adjoint "gradient" ({"p","u0","u0_indices"});
 // with -hs_output_times "outputs" ([{"time","state","sensitivity" (n × np, with forward)}]); with
@@ -102,7 +102,8 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
     if (!r.outputTimes.empty()) j["outputs"] = outputs;
     const SolveStats &s = r.stats;
     j["stats"] = {{"steps", s.steps}, {"rejected_steps", s.rejectedSteps}, {"location_steps", s.locationSteps},
-                  {"events", s.events}, {"wall_seconds", s.wallSeconds}, {"adjoint_wall_seconds", s.adjointWallSeconds},
+                  {"events", s.events}, {"located_events", s.locatedEvents},
+                  {"location_steps_per_event", s.locatedEvents > 0 ? (double)s.locationSteps / (double)s.locatedEvents : 0.0}, {"wall_seconds", s.wallSeconds}, {"adjoint_wall_seconds", s.adjointWallSeconds},
                   {"reused_jacobians", s.reusedJacobians}, {"ydot_solves", s.ydotSolves}};
     if (s.checkpoints > 0)
       j["stats"]["checkpointing"] = {{"checkpoints", s.checkpoints}, {"stored", s.checkpointsStored}, {"most_held", s.checkpointsMostHeld},

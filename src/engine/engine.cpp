@@ -13,11 +13,12 @@
 
 namespace hybridsens {
 
-Engine::Engine(Dynamics &dyn, TS ts, const EngineOptions &opt) : dyn_(dyn), ts_(ts), opt_(opt), guards_(dyn) {}
+Engine::Engine(Dynamics &dyn, TS ts, const EngineOptions &opt) : dyn_(dyn), ts_(ts), opt_(opt), guards_(dyn), stepDerivative_(dyn) {}
 
 Engine::~Engine() {
   VecDestroy(&uStart_);
   VecDestroy(&udot_);
+  VecDestroy(&dudh_);
 }
 
 PetscErrorCode Engine::buildStops(PetscReal t0, PetscReal tf) {
@@ -107,6 +108,7 @@ PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
   PetscReal tEnd;
   PetscCall(TSGetTime(ts_, &tEnd));
   currentH_ = tEnd - start_.t;
+  if (guards_.size()) PetscCall(stepDerivative_.noteStepTaken(ts_));
   PetscFunctionReturn(0);
 }
 
@@ -213,6 +215,23 @@ PetscErrorCode Engine::ensureStartRates() {
   PetscFunctionReturn(0);
 }
 
+// The guards' slopes g'(h) at the end of the step just (re-)taken with size h (NaN where not
+// available: StepDerivative). Call it before anything else assembles the step's matrix.
+PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope) {
+  Vec X;
+  bool available;
+  PetscFunctionBeginUser;
+  slope.assign(guards_.size(), NAN);
+  PetscCall(TSGetSolution(ts_, &X));
+  if (!dudh_) PetscCall(VecDuplicate(X, &dudh_));
+  PetscCall(stepDerivative_.compute(ts_, start_.t, uStart_, h, X, dudh_, &available));
+  if (!available) PetscFunctionReturn(0);
+  PetscReal now;
+  PetscCall(TSGetTime(ts_, &now));
+  PetscCall(guards_.ratesAlong(now, X, dyn_.mode, dudh_, slope));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired) {
   ScopedLogEvent log(LogEvent::EventLocation);
   const DiscreteState &d = dyn_.mode;
@@ -223,10 +242,11 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
   PetscReal bestResidual = PETSC_MAX_REAL;
   struct LocationSample {
     PetscReal h;
-    std::vector<PetscScalar> g;
+    std::vector<PetscScalar> g, slope;
   };
-  std::vector<LocationSample> samples{{hHi, gHi}};  // every step taken from this start, with its guards
+  std::vector<LocationSample> samples{{hHi, gHi, {}}};  // every step taken from this start, with its guards
   PetscFunctionBeginUser;
+  PetscCall(guardSlopes(hHi, samples[0].slope));  // first: the start's rates may re-assemble the step's matrix
   PetscCall(ensureStartRates());  // the start's rate is a node of every guard's interpolant
   PetscCall(TSGetSolution(ts_, &X));
   const std::vector<PetscReal> tol = surfaceTolerances(gHi);  // fixed for the whole location
@@ -247,14 +267,17 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     }
     // Earliest candidate among crossed guards: the root in the bracket of the polynomial
     // through the three samples nearest the guard's surface (the step start with the guard's
-    // rate there counting as one; see interpolatedRoot); regula falsi if that fails; bisection
-    // after two re-takes in a row that did not halve the distance to the surface.
+    // rate there counting as one; each with its slope g'(h) where known — a theta method's,
+    // StepDerivative; see interpolatedRoot); regula falsi if that fails; bisection after two
+    // re-takes in a row that did not halve the distance to the surface. The newest sample's
+    // slopes are computed here, when needed: nothing has assembled a matrix since its step.
+    if (samples.back().slope.empty()) PetscCall(guardSlopes(samples.back().h, samples.back().slope));
     PetscReal h = hHi;
     for (PetscInt j : crossedHi) {
       PetscReal glo = gLo[j];
       if (std::fabs(glo) <= tol[j]) glo = sideStart_[j] * std::max(tol[j], 1e-300);
       std::vector<GuardSample> nodes{{0.0, PetscRealPart(gStart_[j]), PetscRealPart(rateStart_[j])}};
-      for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j])});
+      for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j]), PetscRealPart(smp.slope[j])});
       std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
       if (nodes.size() > 3) nodes.resize(3);
       PetscReal c = interpolatedRoot(hLo, hHi, nodes);
@@ -267,7 +290,7 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     PetscReal now;
     PetscCall(TSGetTime(ts_, &now));
     PetscCall(guards_.values(now, X, d, g));
-    samples.push_back({h, g});
+    samples.push_back({h, g, {}});  // its slopes when a next candidate needs them
     PetscReal residual = PETSC_MAX_REAL;  // how far from its surface the nearest crossed guard now is
     for (PetscInt j : crossedHi) residual = std::min(residual, std::fabs(PetscRealPart(g[j])) / tol[j]);
     stalled = residual >= 0.5 * bestResidual ? stalled + 1 : 0;  // ≥: a guard resting on its surface (0 = 0) is no progress
@@ -391,6 +414,7 @@ PetscErrorCode Engine::applyTransitions(PetscInt step, const std::vector<PetscIn
     pending.r = nullptr;
     EventRecord &rec = log_->add(std::move(r));
     ++stats_.events;
+    if (id.kind == EventId::Guard) ++stats_.locatedEvents;
     if (opt_.monitor)
       PetscCall(PetscPrintf(dyn_.comm(), "[hybridsens] event %zu: %s '%s' at t = %.12g (step %" PetscInt_FMT "): %s -> %s\n",
                             log_->size(), id.kind == EventId::Guard ? "guard" : "time event", rec.name.c_str(), (double)t, step,

@@ -7,14 +7,16 @@
 //  * detection is by side (value, or derivative when on the surface) in the requested
 //    direction, plus a Hermite check for two crossings hidden inside one step;
 //  * location re-takes the step from the saved start state, the size from an interpolation of
-//    the guard over the step size (safeguarded by regula falsi), until the guard is zero to
-//    -hs_event_tol (relative to its change over the step);
+//    the guard over the step size (Hermite data where a theta method gives the slope g'(h);
+//    safeguarded by regula falsi), until the guard is zero to -hs_event_tol (relative to its
+//    change over the step);
 //  * TSForwardStep runs once, on the accepted step only, so no rollback can corrupt S;
 //  * the trajectory records U⁻ at an event step and the mode the step ran in.
 #pragma once
 
 #include "engine/dynamics.hpp"
 #include "engine/guard_evaluator.hpp"
+#include "engine/step_derivative.hpp"
 #include "engine/trajectory_store.hpp"
 #include "hybridsens/event_log.hpp"
 #include "hybridsens/options.hpp"
@@ -45,6 +47,7 @@ public:
 
 struct EngineStats {
   PetscInt steps = 0, rejectedSteps = 0, locationSteps = 0, events = 0;
+  PetscInt locatedEvents = 0;  // guard transitions (state events: found by detection and location)
   PetscInt ydotSolves = 0;  // guard-rate evaluations of a DAE that needed ẏ (GuardEvaluator::rates)
   double wallSeconds = 0;
 };
@@ -136,6 +139,7 @@ private:
   PetscErrorCode checkLeftSurface();
   PetscErrorCode checkStepCount(PetscReal h);
   PetscErrorCode checkTimeIndependence(PetscReal t, Vec X);
+  PetscErrorCode guardSlopes(PetscReal h, std::vector<PetscScalar> &slope);
   PetscErrorCode locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired);
   PetscErrorCode applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &guards);
   PetscErrorCode checkZeno(const EventRecord &r);
@@ -147,6 +151,7 @@ private:
   TS ts_;
   EngineOptions opt_;
   GuardEvaluator guards_;
+  StepDerivative stepDerivative_;  // du/dh of a theta step: the slopes of location's samples
   std::shared_ptr<EventLog> log_ = std::make_shared<EventLog>();
   TrajectoryStore traj_;
   bool keepStates_ = true;
@@ -157,7 +162,7 @@ private:
   PetscReal t0_ = 0, tf_ = 0, finalTime_ = 0;
 
   // Step-start bookkeeping for re-taking steps bit-exactly.
-  Vec uStart_ = nullptr, udot_ = nullptr;
+  Vec uStart_ = nullptr, udot_ = nullptr, dudh_ = nullptr;
   StepStart start_;
   PetscReal currentH_ = 0;
   PetscReal takenH_ = 0;  // the size the last TSStep took its (accepted) step with

@@ -35,6 +35,11 @@ public:
   // ġ_j = γ_t + γ_u·u̇ for every active guard (0 for inactive ones): HybridModel::guardRates.
   // udot is scratch (like u); it holds the u̇ used (ẏ only if it was needed, NaN otherwise).
   PetscErrorCode rates(PetscReal t, Vec u, const DiscreteState &d, Vec udot, std::vector<PetscScalar> &rate);
+  // γ_t + γ_u·v for a given v (every active guard, 0 for inactive ones), without the checks of
+  // rates(): event location's slope of a guard along a step's du/dh, which only places candidates.
+  PetscErrorCode ratesAlong(PetscReal t, Vec u, const DiscreteState &d, Vec v, std::vector<PetscScalar> &rate) {
+    return modelRates(t, u, v, d, rate);
+  }
   // How many rates() calls of a DAE needed ẏ (a consistency solve); the others did without.
   PetscInt ydotSolves() const { return ydotSolves_; }
   void resetCounters() { ydotSolves_ = 0; }

@@ -1,0 +1,40 @@
+// The derivative of a theta-method step's end state with respect to its size, for event location.
+//
+// Location solves g(h) = 0 for the guard at the end of a step of size h from a fixed start. On
+// a stiff DAE integrated by Crank–Nicolson g(h) is far from a low-degree polynomial, so a model
+// of g built from values alone places the first re-taken step 1e-3–1e-2 of the guard's change
+// away from the surface. Its slope g'(h) = γ_t + γ_u du/dh at every sample makes the model
+// Hermite data (double nodes) at no extra step: du/dh follows from one solve with the matrix the
+// step's Newton iteration factored last. Differentiating the step equation
+//     F(t0 + c h, X, (X − u0)/(θh)) = b   (c = 1, X = u1 with the endpoint; c = θ, u1 = u0 + (X − u0)/θ otherwise)
+// in h gives, for both forms,  (F_u + F_u̇/(θh)) du1/dh = F_u̇ (u1 − u0)/(θh²) − F_t.
+// The matrix may lag one Newton iterate: the slope only places candidates, never decides
+// convergence (the guard's value does), so an inexact slope costs re-takes, not accuracy.
+#pragma once
+
+#include "engine/dynamics.hpp"
+
+#include <petscts.h>
+
+namespace hybridsens {
+
+class StepDerivative {
+public:
+  explicit StepDerivative(Dynamics &dyn) : dyn_(dyn) {}
+  ~StepDerivative();
+  // After TSStep: note the state of the matrix the step's Newton iteration factored last. A
+  // slope is computed later only while that matrix is untouched (another solve re-assembling
+  // it would make the factorization belong to a different matrix).
+  PetscErrorCode noteStepTaken(TS ts);
+  // du1/dh of the step just taken from (t0, u0) with size h and end state u1 into dudh.
+  // *available = false (dudh untouched) for a method it does not apply to (not theta-type),
+  // a matrix re-assembled since the step, or a linear solve that did not converge.
+  PetscErrorCode compute(TS ts, PetscReal t0, Vec u0, PetscReal h, Vec u1, Vec dudh, bool *available);
+
+private:
+  Dynamics &dyn_;
+  Vec rhs_ = nullptr, work_ = nullptr, ft_ = nullptr;
+  PetscObjectState matState_ = -1;
+};
+
+} // namespace hybridsens

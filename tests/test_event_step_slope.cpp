@@ -1,0 +1,152 @@
+// The slope du1/dh of a theta-method step's end state (StepDerivative), which makes event
+// location's samples Hermite data. Linear models, where every theta method has a closed form:
+// for u' = λu, u1 = u0 (1 + (1 − θ)λh)/(1 − θλh) (endpoint or not), so du1/dh = u0 λ/(1 − θλh)²;
+// for x' = −x + y, 0 = y − a x (consistent start), x1 = x0 (1 + (1 − θ)μh)/(1 − θμh) with
+// μ = a − 1 and y1 = a x1. A linear step's Newton matrix is exact, so the slope is exact to
+// round-off.
+#include "test_support.hpp"
+
+#include "engine/dynamics.hpp"
+#include "engine/step_derivative.hpp"
+
+#include <hybridsens/hybridsens.hpp>
+
+#include <cmath>
+
+using namespace hybridsens;
+
+#define HS_OK(expr) ASSERT_EQ((PetscErrorCode)(expr), 0)
+
+namespace {
+
+// dae = false: u' = λu (one state). dae = true: x' = −x + y, 0 = y − a x.
+class LinearModel : public HybridModel {
+public:
+  explicit LinearModel(bool dae) : dae_(dae) {}
+  static constexpr PetscReal lambda = -3.0, a = 2.0;
+  MPI_Comm comm() const override { return PETSC_COMM_SELF; }
+  PetscInt localSize() const override { return dae_ ? 2 : 1; }
+  std::vector<PetscInt> algebraicIndices() const override { return dae_ ? std::vector<PetscInt>{1} : std::vector<PetscInt>{}; }
+  DiscreteState initialDiscreteState() const override { return {0}; }
+  std::vector<PetscReal> defaultParameters() const override { return {}; }
+  PetscErrorCode initialState(const ModeContext &, Vec u0) const override { return VecSet(u0, 1.0); }
+  PetscErrorCode rhs(PetscReal, Vec u, const ModeContext &, Vec f) const override {
+    const PetscScalar *x;
+    PetscScalar *fa;
+    PetscFunctionBeginUser;
+    PetscCall(VecGetArrayRead(u, &x));
+    PetscCall(VecGetArray(f, &fa));
+    if (dae_) {
+      fa[0] = -x[0] + x[1];
+      fa[1] = x[1] - a * x[0];
+    } else fa[0] = lambda * x[0];
+    PetscCall(VecRestoreArray(f, &fa));
+    PetscCall(VecRestoreArrayRead(u, &x));
+    PetscFunctionReturn(0);
+  }
+  PetscErrorCode rhsJacobian(PetscReal, Vec, const ModeContext &, Mat J) const override {
+    const PetscInt cols[2] = {0, 1};
+    const PetscScalar dae[4] = {-1.0, 1.0, -a, 1.0}, ode[1] = {lambda};
+    PetscFunctionBeginUser;
+    if (dae_) PetscCall(MatSetValues(J, 2, cols, 2, cols, dae, INSERT_VALUES));
+    else PetscCall(MatSetValues(J, 1, cols, 1, cols, ode, INSERT_VALUES));
+    PetscFunctionReturn(0);
+  }
+
+private:
+  bool dae_;
+};
+
+struct Slope {
+  bool available = false;
+  std::vector<PetscScalar> dudh;
+};
+
+// One step of size h from the consistent start (1, a) or 1 with the given TS type, then its
+// slope; with `reassemble`, the model's Jacobian is evaluated again in between.
+PetscErrorCode slopeOfOneStep(bool dae, TSType type, PetscReal theta, PetscBool endpoint, PetscReal h, bool reassemble, Slope &out) {
+  LinearModel model(dae);
+  Dynamics dyn(model, {}, 0);
+  TS ts;
+  Vec u, u0, dudh;
+  PetscFunctionBeginUser;
+  PetscCall(dyn.setUp());
+  dyn.mode = {0};
+  PetscCall(TSCreate(PETSC_COMM_SELF, &ts));
+  PetscCall(dyn.attach(ts));
+  PetscCall(TSSetType(ts, type));
+  if (theta > 0) {
+    PetscCall(TSThetaSetTheta(ts, theta));
+    PetscCall(TSThetaSetEndpoint(ts, endpoint));
+  }
+  PetscCall(VecDuplicate(dyn.templateVec(), &u));
+  PetscCall(VecSet(u, 1.0));
+  if (dae) PetscCall(VecSetValue(u, 1, LinearModel::a, INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(u));
+  PetscCall(VecAssemblyEnd(u));
+  PetscCall(VecDuplicate(u, &u0));
+  PetscCall(VecCopy(u, u0));
+  PetscCall(VecDuplicate(u, &dudh));
+  PetscCall(TSSetSolution(ts, u));
+  PetscCall(TSSetTime(ts, 0.0));
+  PetscCall(TSSetTimeStep(ts, h));
+  PetscCall(TSSetMaxTime(ts, 1.0));
+  PetscCall(TSSetUp(ts));
+  PetscCall(TSStep(ts));
+  StepDerivative sd(dyn);
+  PetscCall(sd.noteStepTaken(ts));
+  if (reassemble) PetscCall(dyn.rhsJacobian(h, u, dyn.mode));
+  PetscCall(sd.compute(ts, 0.0, u0, h, u, dudh, &out.available));
+  PetscInt n;
+  const PetscScalar *d;
+  PetscCall(VecGetLocalSize(dudh, &n));
+  PetscCall(VecGetArrayRead(dudh, &d));
+  out.dudh.assign(d, d + n);
+  PetscCall(VecRestoreArrayRead(dudh, &d));
+  PetscCall(VecDestroy(&dudh));
+  PetscCall(VecDestroy(&u0));
+  PetscCall(VecDestroy(&u));
+  PetscCall(TSDestroy(&ts));
+  PetscFunctionReturn(0);
+}
+
+PetscReal closedForm(PetscReal rate, PetscReal theta, PetscReal h) { return rate / std::pow(1 - theta * rate * h, 2); }
+
+} // namespace
+
+TEST(EventStepSlope, ThetaMethodsOnAnOdeMatchTheClosedForm) {
+  struct Case {
+    TSType type;
+    PetscReal theta;  // 0: the type's own
+    PetscBool endpoint;
+    PetscReal effectiveTheta;
+  };
+  const PetscReal h = 0.2;
+  for (const Case &c : {Case{TSCN, 0, PETSC_TRUE, 0.5}, Case{TSBEULER, 0, PETSC_FALSE, 1.0}, Case{TSTHETA, 0.7, PETSC_FALSE, 0.7},
+                        Case{TSTHETA, 0.7, PETSC_TRUE, 0.7}}) {
+    Slope s;
+    HS_OK(slopeOfOneStep(false, c.type, c.theta, c.endpoint, h, false, s));
+    ASSERT_TRUE(s.available) << c.type;
+    const PetscReal want = closedForm(LinearModel::lambda, c.effectiveTheta, h);
+    EXPECT_NEAR(s.dudh[0], want, 1e-12 * std::fabs(want)) << c.type << " theta " << c.effectiveTheta << " endpoint " << c.endpoint;
+  }
+}
+
+TEST(EventStepSlope, CrankNicolsonOnADaeMatchesTheClosedFormInBothComponents) {
+  const PetscReal h = 0.2, mu = LinearModel::a - 1, want = closedForm(mu, 0.5, h);
+  Slope s;
+  HS_OK(slopeOfOneStep(true, TSCN, 0, PETSC_TRUE, h, false, s));
+  ASSERT_TRUE(s.available);
+  EXPECT_NEAR(s.dudh[0], want, 1e-12 * want);
+  EXPECT_NEAR(s.dudh[1], LinearModel::a * want, 1e-12 * want);
+}
+
+// Only the step's own factored matrix is used: once something re-assembled it, or for a method
+// without one (explicit RK), there is no slope (location then interpolates values alone).
+TEST(EventStepSlope, NoSlopeFromAReassembledMatrixOrAnExplicitMethod) {
+  Slope s;
+  HS_OK(slopeOfOneStep(true, TSCN, 0, PETSC_TRUE, 0.2, true, s));
+  EXPECT_FALSE(s.available);
+  HS_OK(slopeOfOneStep(false, TSRK, 0, PETSC_TRUE, 0.2, false, s));
+  EXPECT_FALSE(s.available);
+}
