@@ -417,4 +417,8 @@ TEST(Distributed, DefaultLinearSolveBySizeAndRanks) {
   EXPECT_EQ(defaultLinearSolve(2, 2), LinearSolveKind::RedundantLU);
   EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow - 1, 2), LinearSolveKind::RedundantLU);
   EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow, 2), LinearSolveKind::ParallelDirect);
+  // Zeros on the diagonal (index 2): a pivoting LU — MUMPS alone, or inside PCREDUNDANT.
+  EXPECT_EQ(defaultLinearSolve(2, 1, true), LinearSolveKind::ParallelDirect);
+  EXPECT_EQ(defaultLinearSolve(2, 2, true), LinearSolveKind::RedundantPivotingLU);
+  EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow, 3, true), LinearSolveKind::ParallelDirect);
 }

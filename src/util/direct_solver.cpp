@@ -2,9 +2,10 @@
 
 namespace hybridsens {
 
-LinearSolveKind defaultLinearSolve(PetscInt globalSize, PetscMPIInt ranks) {
-  if (ranks <= 1) return LinearSolveKind::SerialLU;
-  return globalSize < kRedundantLUBelow ? LinearSolveKind::RedundantLU : LinearSolveKind::ParallelDirect;
+LinearSolveKind defaultLinearSolve(PetscInt globalSize, PetscMPIInt ranks, bool needsPivoting) {
+  if (ranks <= 1) return needsPivoting ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU;
+  if (globalSize >= kRedundantLUBelow) return LinearSolveKind::ParallelDirect;
+  return needsPivoting ? LinearSolveKind::RedundantPivotingLU : LinearSolveKind::RedundantLU;
 }
 
 // Whether the user chose the solver for this KSP's prefix on the command line (or in the
@@ -31,9 +32,8 @@ PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize, bool needsPi
   PetscCall(userChoseSolver(ksp, &chose));
   PetscCall(KSPSetType(ksp, KSPPREONLY));
   PetscCall(KSPGetPC(ksp, &pc));
-  const LinearSolveKind kind = needsPivoting ? LinearSolveKind::ParallelDirect
-                               : globalSize < 0 || chose ? (size > 1 ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU)
-                                                         : defaultLinearSolve(globalSize, size);
+  const LinearSolveKind kind = globalSize < 0 || chose ? (size > 1 || needsPivoting ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU)
+                                                      : defaultLinearSolve(globalSize, size, needsPivoting);
   switch (kind) {
   case LinearSolveKind::SerialLU:
     PetscCall(PCSetType(pc, PCLU));
@@ -42,6 +42,22 @@ PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize, bool needsPi
     // The inner solver of PCREDUNDANT is PREONLY + PETSc's LU on one rank (its defaults).
     PetscCall(PCSetType(pc, PCREDUNDANT));
     break;
+  case LinearSolveKind::RedundantPivotingLU: {
+    // PCREDUNDANT's own inner LU is PETSc's, which stops at a zero pivot: give it a pivoting one.
+    KSP inner;
+    PC innerPc;
+    PetscCall(PCSetType(pc, PCREDUNDANT));
+    PetscCall(PCRedundantGetKSP(pc, &inner));
+    PetscCall(KSPSetType(inner, KSPPREONLY));
+    PetscCall(KSPGetPC(inner, &innerPc));
+    PetscCall(PCSetType(innerPc, PCLU));
+#if defined(PETSC_HAVE_SUPERLU)
+    PetscCall(PCFactorSetMatSolverType(innerPc, MATSOLVERSUPERLU));  // several times cheaper than MUMPS on small systems
+#else
+    PetscCall(PCFactorSetMatSolverType(innerPc, MATSOLVERMUMPS));
+#endif
+    break;
+  }
   case LinearSolveKind::ParallelDirect:
     PetscCall(PCSetType(pc, PCLU));
     PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
