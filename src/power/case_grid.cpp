@@ -1,6 +1,7 @@
+#include "case_power_flow.hpp"
+
 #include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_grid.hpp>
-#include <hybridsens/power/newton.hpp>
 #include <hybridsens/vec_entry.hpp>
 
 #include <algorithm>
@@ -12,102 +13,6 @@
 namespace hybridsens {
 namespace power {
 namespace grid {
-
-// ---- the power flow of the case -----------------------------------------------------------
-// Unknowns x: θ of every non-slack bus (bus order), then |V| of every PQ bus (bus order).
-// Equations: P_i(V) − P_i^spec for every non-slack bus, then Q_i(V) − Q_i^spec for every PQ bus,
-// with S_i = V_i conj(Σ_j Y_ij V_j). spec = (|V|, θ of the slack; P of every generator at a PV
-// bus (generator order); |V| of each PV bus (bus order)); a PV bus's P is the sum of its
-// generators' P.
-struct CaseGrid::PowerFlowData {
-  PetscInt nB = 0, slack = -1, nUnknowns = 0;
-  std::vector<PetscInt> pvBus;                 // PV buses (bus order)
-  std::vector<PetscInt> pvGen;                 // generators at PV buses (generator order): spec 2 + k
-  std::vector<std::vector<PetscInt>> pSpecsAt; // per bus: the spec positions of its generators' P
-  std::vector<PetscInt> thIdx, vmIdx;          // per bus: its unknown θ / |V| in x, or -1
-  std::vector<PetscInt> pvOf;                  // per bus: its position in pvBus, or -1
-  std::vector<AdmittanceEntry> Y;
-  std::vector<PetscReal> Pd, Qd, guessVm, guessTh;
-  PetscInt numSpecs() const { return 2 + (PetscInt)pvGen.size() + (PetscInt)pvBus.size(); }
-
-  template <class T> void voltages(const T *x, const T *spec, std::vector<T> &Vm, std::vector<T> &th) const {
-    Vm.assign(nB, T(0.0)), th.assign(nB, T(0.0));
-    const PetscInt vmSpec = 2 + (PetscInt)pvGen.size();
-    for (PetscInt b = 0; b < nB; ++b) {
-      if (b == slack) Vm[b] = spec[0], th[b] = spec[1];
-      else th[b] = x[thIdx[b]];
-      if (pvOf[b] >= 0) Vm[b] = spec[vmSpec + pvOf[b]];
-      else if (vmIdx[b] >= 0) Vm[b] = x[vmIdx[b]];
-    }
-  }
-  template <class T> void injections(const std::vector<T> &Vm, const std::vector<T> &th, std::vector<T> &P, std::vector<T> &Q) const {
-    using std::cos;
-    using std::sin;
-    std::vector<T> Vr(nB), Vi(nB), Ir(nB, T(0.0)), Ii(nB, T(0.0));
-    P.resize(nB), Q.resize(nB);
-    for (PetscInt b = 0; b < nB; ++b) Vr[b] = Vm[b] * cos(th[b]), Vi[b] = Vm[b] * sin(th[b]);
-    for (const AdmittanceEntry &y : Y) {
-      const PetscReal G = y.y.real(), B = y.y.imag();
-      Ir[y.i] += G * Vr[y.j] - B * Vi[y.j], Ii[y.i] += G * Vi[y.j] + B * Vr[y.j];
-    }
-    for (PetscInt b = 0; b < nB; ++b) P[b] = Vr[b] * Ir[b] + Vi[b] * Ii[b], Q[b] = Vi[b] * Ir[b] - Vr[b] * Ii[b];
-  }
-  template <class T> void mismatch(const T *x, const T *spec, T *F) const {
-    std::vector<T> Vm, th, P, Q;
-    voltages<T>(x, spec, Vm, th);
-    injections<T>(Vm, th, P, Q);
-    for (PetscInt b = 0; b < nB; ++b) {
-      if (thIdx[b] >= 0) {
-        T Pg = 0.0;
-        for (PetscInt k : pSpecsAt[b]) Pg += spec[k];
-        F[thIdx[b]] = P[b] - (Pg - Pd[b]);
-      }
-      if (vmIdx[b] >= 0) F[vmIdx[b]] = Q[b] + Qd[b];
-    }
-  }
-  template <class S> struct Solution {
-    std::vector<S> Vm, th, P, Q;  // bus voltages; injections of the generators' buses plus their loads
-    bool converged = false;
-    PetscReal norm = 0;
-  };
-  // Newton in double from the RAW voltages to round-off, then two Newton steps in S from that
-  // solution: the first carries the exact implicit derivative dx/dspec, the second makes second
-  // derivatives exact too (see examples/wecc9's power flow, where this was measured).
-  template <class S> Solution<S> solve(const S *spec) const {
-    Solution<S> s;
-    const PetscInt n = nUnknowns, ns = numSpecs();
-    std::vector<PetscReal> xd(n), sd(ns);
-    for (PetscInt k = 0; k < ns; ++k) sd[k] = Sacado::ScalarValue<S>::eval(spec[k]);
-    for (PetscInt b = 0; b < nB; ++b) {
-      if (thIdx[b] >= 0) xd[thIdx[b]] = guessTh[b];
-      if (vmIdx[b] >= 0) xd[vmIdx[b]] = guessVm[b];
-    }
-    for (int it = 0; it < 30; ++it) {  // stop one step after the mismatch reached round-off
-      const bool small = (s.norm = newtonStep<PetscReal>((int)n, xd.data(), [&](const auto *xf, auto *F) {
-                            using J = std::remove_const_t<std::remove_pointer_t<decltype(xf)>>;
-                            std::vector<J> sf(sd.begin(), sd.end());
-                            mismatch<J>(xf, sf.data(), F);
-                          })) < 1e-12;
-      if (small && it > 0) {
-        s.converged = true;
-        break;
-      }
-    }
-    if (!s.converged) return s;
-    std::vector<S> x(xd.begin(), xd.end());
-    for (int step = 0; step < 2; ++step)
-      newtonStep<S>((int)n, x.data(), [&](const auto *xf, auto *F) {
-        using J = std::remove_const_t<std::remove_pointer_t<decltype(xf)>>;
-        std::vector<J> sf(ns);
-        for (PetscInt k = 0; k < ns; ++k) sf[k] = J(spec[k]);
-        mismatch<J>(xf, sf.data(), F);
-      });
-    voltages<S>(x.data(), spec, s.Vm, s.th);
-    injections<S>(s.Vm, s.th, s.P, s.Q);
-    for (PetscInt b = 0; b < nB; ++b) s.P[b] += Pd[b], s.Q[b] += Qd[b];
-    return s;
-  }
-};
 
 namespace {
 
@@ -187,7 +92,7 @@ struct CasePowerFlowStart {
   PetscInt numWritten = 0;
   template <class S> void initialState(const S *p, S *u0) const {
     const auto s = pf->solve<S>(p);
-    if (!s.converged) {  // the command refuses such a p before the solve; never a silent number here
+    if (s.error || !s.converged) {  // the command refuses such a p before the solve; never a silent number here
       for (PetscInt w = 0; w < numWritten; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
       return;
     }
@@ -196,15 +101,17 @@ struct CasePowerFlowStart {
     for (PetscInt b = 0; b < pf->nB; ++b) {
       const auto &at = gensAt[b];
       if (at.empty()) continue;
+      S Pb, Qb;
+      pf->generation(s, b, Pb, Qb);
       if (at.size() == 1) {
-        Pg[at[0]] = s.P[b], Qg[at[0]] = s.Q[b];
+        Pg[at[0]] = Pb, Qg[at[0]] = Qb;
         continue;
       }
       S pFile = 0.0, qFile = 0.0;
       for (PetscInt g : at) pFile += gens[g].pFile, qFile += gens[g].qFile;
       for (PetscInt g : at) {
-        Pg[g] = pvSpecOfGen[g] >= 0 ? S(p[pvSpecOfGen[g]]) : S(gens[g].pFile + gens[g].weight * (s.P[b] - pFile));
-        Qg[g] = gens[g].qFile + gens[g].weight * (s.Q[b] - qFile);
+        Pg[g] = pvSpecOfGen[g] >= 0 ? S(p[pvSpecOfGen[g]]) : S(gens[g].pFile + gens[g].weight * (Pb - pFile));
+        Qg[g] = gens[g].qFile + gens[g].weight * (Qb - qFile);
       }
     }
     PetscInt w = 0;
@@ -219,8 +126,6 @@ struct CasePowerFlowStart {
     for (PetscInt b = 0; b < pf->nB; ++b) u0[w++] = s.Vm[b] * cos(s.th[b]), u0[w++] = s.Vm[b] * sin(s.th[b]);
   }
 };
-
-constexpr PetscInt maxPowerFlowUnknowns = 1000;
 
 std::string recordText(const DynamicRecord &r) { return r.where.str() + ": " + r.model + " at bus " + std::to_string(r.bus) + " id '" + r.id + "'"; }
 
@@ -511,13 +416,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     if (b != pf->slack) pf->thIdx[b] = pf->nUnknowns++;
   for (PetscInt b = 0; b < nB; ++b)
     if (b != pf->slack && pf->pvOf[b] < 0) pf->vmIdx[b] = pf->nUnknowns++;
-  // The start's power flow is solved with dense Newton steps, the last two in the AD type of the
-  // start kernel (one derivative per power-flow parameter): its cost grows as n³ times the number
-  // of parameters, hours for a 2000-bus case. Refused rather than left to run.
-  PetscCheck(pf->nUnknowns <= maxPowerFlowUnknowns, world, PETSC_ERR_SUP,
-             "%s: the power flow of the initial state has %" PetscInt_FMT " unknowns; the grid model's start solves it densely and supports at most %" PetscInt_FMT
-             " (about 600 buses): a sparse start is not implemented yet",
-             net.file.c_str(), pf->nUnknowns, maxPowerFlowUnknowns);
+  pf->finishPattern();
   pf_ = pf;
 
   // ---- the layout --------------------------------------------------------------------------

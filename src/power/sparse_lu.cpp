@@ -1,0 +1,71 @@
+#include "sparse_lu.hpp"
+
+#include <algorithm>
+
+namespace hybridsens {
+namespace power {
+
+SparseLU::~SparseLU() {
+  // Destructors cannot report: PETSc's destroy routines only fail on corrupted objects.
+  (void)MatDestroy(&F_);
+  (void)MatDestroy(&A_);
+  (void)VecDestroy(&b_);
+  (void)VecDestroy(&x_);
+}
+
+PetscErrorCode SparseLU::factor(const PetscReal *values) {
+  const PetscInt n = size();
+  PetscFunctionBeginUser;
+  if (!A_) {
+    std::vector<PetscInt> nnz(n);
+    for (PetscInt r = 0; r < n; ++r) nnz[r] = rowStart_[r + 1] - rowStart_[r];
+    PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, n, n, 0, nnz.data(), &A_));
+    PetscCall(MatSetOption(A_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, n, &b_));
+    PetscCall(VecDuplicate(b_, &x_));
+  }
+  for (PetscInt r = 0; r < n; ++r)
+    PetscCall(MatSetValues(A_, 1, &r, rowStart_[r + 1] - rowStart_[r], cols_.data() + rowStart_[r], values + rowStart_[r], INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A_, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A_, MAT_FINAL_ASSEMBLY));
+  MatFactorInfo info;
+  PetscCall(MatFactorInfoInitialize(&info));
+  if (!F_) {  // the symbolic factorization depends on the pattern only: once
+    IS rperm, cperm;
+    PetscCall(MatGetFactor(A_, MATSOLVERPETSC, MAT_FACTOR_LU, &F_));
+    PetscCall(MatGetOrdering(A_, MATORDERINGND, &rperm, &cperm));
+    PetscCall(MatLUFactorSymbolic(F_, A_, rperm, cperm, &info));
+    PetscCall(ISDestroy(&rperm));
+    PetscCall(ISDestroy(&cperm));
+  }
+  PetscCall(MatLUFactorNumeric(F_, A_, &info));
+  MatFactorError err;
+  PetscCall(MatFactorGetError(F_, &err));
+  if (err != MAT_FACTOR_NOERROR) {
+    PetscReal pivot;
+    PetscInt row;
+    PetscCall(MatFactorGetErrorZeroPivot(F_, &pivot, &row));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MAT_LU_ZRPVT, "the power flow's Jacobian has a zero pivot (%g) in row %" PetscInt_FMT " of its LU factorization",
+            (double)pivot, row);
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode SparseLU::solve(const PetscReal *b, PetscReal *x) const {
+  const PetscInt n = size();
+  PetscScalar *a;
+  PetscFunctionBeginUser;
+  PetscCheck(F_, PETSC_COMM_SELF, PETSC_ERR_ORDER, "SparseLU::solve before factor");
+  PetscCall(VecGetArrayWrite(b_, &a));
+  std::copy(b, b + n, a);
+  PetscCall(VecRestoreArrayWrite(b_, &a));
+  PetscCall(MatSolve(F_, b_, x_));
+  const PetscScalar *s;
+  PetscCall(VecGetArrayRead(x_, &s));
+  std::copy(s, s + n, x);
+  PetscCall(VecRestoreArrayRead(x_, &s));
+  PetscFunctionReturn(0);
+}
+
+} // namespace power
+} // namespace hybridsens
