@@ -244,6 +244,7 @@ PetscErrorCode CaseGrid::addGenerator(const NetworkCase &net, const Generator &g
   G.exciter = ExciterKind::None;
   if (exciter) {
     const DynamicRecord &e = *exciter;
+    G.exciterRecord = recordText(e);
     G.models += "+" + e.model;
     if (e.model == "IEEET1" || e.model == "EXDC1" || e.model == "ESDC1A") {
       const bool ieee = e.model == "IEEET1";
@@ -300,6 +301,7 @@ PetscErrorCode CaseGrid::addGenerator(const NetworkCase &net, const Generator &g
   // Governor.
   if (governor && o.governors) {
     const DynamicRecord &t = *governor;
+    G.governorRecord = recordText(t);
     G.governor = (PetscInt)govs_.size();
     G.govK = hb;
     if (t.model == "IEEEG1") {
@@ -634,16 +636,33 @@ PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscRe
   Vec u0;
   PetscCall(VecCreateMPI(comm(), ownershipEnd() - ownershipBegin(), PETSC_DETERMINE, &u0));
   PetscCall(initialState(ModeContext{p, initialDiscreteState()}, u0));
+  // Every limited state of the start inside its band; the first one outside is named with its
+  // record, the others counted (a large case may have several).
+  PetscInt first = -1, outside = 0;
+  PetscScalar firstValue = 0;
+  std::string others;
   for (PetscInt l = 0; l < numLimiters(); ++l) {
     if (limiters_[l].rateLimit) continue;  // at rest the gate rate is 0, inside (Uc, Uo) by the record's checks
     PetscScalar x;
     PetscCall(globalEntry(u0, limiters_[l].row, &x));
-    PetscCheck(x >= limiters_[l].lo && x <= limiters_[l].hi, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "generator %s (%s): the start needs %s = %g, outside its limiter's band [%g, %g]: the case cannot start at rest with these data",
-               genLabel(limiters_[l].gen).c_str(), genModels(limiters_[l].gen).c_str(), limiters_[l].name.c_str(), (double)x, (double)limiters_[l].lo,
-               (double)limiters_[l].hi);
+    if (x >= limiters_[l].lo && x <= limiters_[l].hi) continue;
+    if (first < 0) first = l, firstValue = x;
+    else if (++outside <= 5) others += (outside > 1 ? ", " : "") + limiters_[l].name;
   }
   PetscCall(VecDestroy(&u0));
+  if (first >= 0) {
+    const Limiter &L = limiters_[first];
+    const Gen &G = gens_[L.gen];
+    const bool gate = L.governor && G.ieeeg1;
+    const char *bounds = gate ? "PMIN, PMAX" : L.governor ? "VMIN, VMAX" : G.exciter == ExciterKind::SEXS ? "EMIN, EMAX" : "VRMIN, VRMAX";
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+            "generator %s (%s): the start needs %s = %g, outside its limiter's band [%g, %g]: the case cannot start at rest with these data (%s, "
+            "its %s)%s%s%s. Remedy: widen those limits in the record, change the generator's dispatch or voltage%s",
+            G.label.c_str(), G.models.c_str(), L.name.c_str(), (double)firstValue, (double)L.lo, (double)L.hi,
+            (L.governor ? G.governorRecord : G.exciterRecord).c_str(), bounds, outside ? "; also outside: " : "", others.c_str(),
+            outside > 5 ? (" and " + std::to_string(outside - 5) + " more").c_str() : "",
+            L.governor ? ", or run without the governor records (hybridsens-grid: -governors 0)" : "");
+  }
   PetscFunctionReturn(0);
 }
 

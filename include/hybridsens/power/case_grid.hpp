@@ -172,6 +172,7 @@ public:
     IEEEG1Data g1{};
     PetscReal govK = 1;   // MBASE/S_base
     PetscReal pFile, qFile, weight;  // the file's dispatch (pu) and its MBASE share at its bus
+    std::string exciterRecord, governorRecord;  // "file:line: MODEL at bus N id 'I'" of its records
     GenRows rows;
   };
   struct Gov {
