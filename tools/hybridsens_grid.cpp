@@ -12,7 +12,7 @@
 // -t_on 1.0 s, off at -t_off 1.1 s; -no_fault for a flat run). Every event time must lie before
 // -ts_max_time. Costs: the frequency violation H_<bus> of every generator (σ ∫ max(0, f − f⁺,
 // f⁻ − f)^η dt, Zhang et al. 2017, eq. 30), the centre-of-inertia rotor-angle spread and the
-// voltage-dip integral (grid_costs.hpp), with their gradients through the Solver (-hs_forward,
+// voltage-dip integral (grid_costs.hpp; -grid_costs chooses some by name), with their gradients through the Solver (-hs_forward,
 // -hs_adjoint, -hs_summary FILE, -hs_check_gradient as for every model). It prints the events,
 // the final generator states and the sensitivity table (dispatch and the disturbances' times
 // and sizes), writes it as CSV (-grid_csv FILE) and the trajectory for scripts/plot_grid.py
