@@ -89,20 +89,15 @@ struct CasePowerFlowStart {
   std::vector<std::vector<PetscInt>> gensAt;  // per bus
   std::vector<PetscInt> pvSpecOfGen;          // per generator: its P's spec position, or -1
   std::vector<PetscInt> loadBus;
-  PetscInt numWritten = 0;
-  template <class S> void initialState(const S *p, S *u0) const {
-    const auto s = pf->solve<S>(p);
-    if (s.error || !s.converged) {  // the command refuses such a p before the solve; never a silent number here
-      for (PetscInt w = 0; w < numWritten; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
-      return;
-    }
-    const PetscInt ns = pf->numSpecs();
-    std::vector<S> Pg(gens.size()), Qg(gens.size());
+  PetscInt numWritten = 0, numParamsRead = 0;
+  // Each generator's P and Q from the generation (Pb, Qb) of its bus, busGeneration(b, Pb, Qb).
+  template <class S, class BusGeneration> void generatorPowers(const S *p, const BusGeneration &busGeneration, std::vector<S> &Pg, std::vector<S> &Qg) const {
+    Pg.resize(gens.size()), Qg.resize(gens.size());
     for (PetscInt b = 0; b < pf->nB; ++b) {
       const auto &at = gensAt[b];
       if (at.empty()) continue;
       S Pb, Qb;
-      pf->generation(s, b, Pb, Qb);
+      busGeneration(b, Pb, Qb);
       if (at.size() == 1) {
         Pg[at[0]] = Pb, Qg[at[0]] = Qb;
         continue;
@@ -114,6 +109,16 @@ struct CasePowerFlowStart {
         Qg[g] = gens[g].qFile + gens[g].weight * (Qb - qFile);
       }
     }
+  }
+  template <class S> void initialState(const S *p, S *u0) const {
+    const auto s = pf->solve<S>(p);
+    if (s.error || !s.converged) {  // the command refuses such a p before the solve; never a silent number here
+      for (PetscInt w = 0; w < numWritten; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
+      return;
+    }
+    const PetscInt ns = pf->numSpecs();
+    std::vector<S> Pg, Qg;
+    generatorPowers(p, [&](PetscInt b, S &Pb, S &Qb) { pf->generation(s, b, Pb, Qb); }, Pg, Qg);
     PetscInt w = 0;
     for (size_t g = 0; g < gens.size(); ++g) {
       const PetscInt b = gens[g].bus;
@@ -124,6 +129,78 @@ struct CasePowerFlowStart {
     using std::cos;
     using std::sin;
     for (PetscInt b = 0; b < pf->nB; ++b) u0[w++] = s.Vm[b] * cos(s.th[b]), u0[w++] = s.Vm[b] * sin(s.th[b]);
+  }
+  // (∂u0/∂p)ᵀ w for the adjoint without ∂u0/∂p (the forward derivative costs one solve per
+  // parameter): back through the generators' start values (forward AD over their five inputs),
+  // the loads' and buses' voltages and the generators' bus injections to every bus's |V|, θ,
+  // then one transposed solve of the power flow per w (voltagesTranspose).
+  void initialStateTranspose(const PetscReal *p, const PetscScalar *const *w, PetscScalar *const *out, int count) const {
+    using F5 = Sacado::Fad::SFad<PetscReal, 5>;
+    const PetscInt ns = pf->numSpecs(), nB = pf->nB;
+    SparseLU lu(pf->rowStart, pf->cols);
+    std::vector<PetscReal> x, Vm, th, Pg, Qg, Pb(nB, 0.0), Qb(nB, 0.0);
+    PetscReal norm;
+    bool converged = false;
+    if (pf->newton(p, x, lu, &norm, &converged) || !converged) {  // never a silent number (as initialState)
+      for (int k = 0; k < count; ++k)
+        for (PetscInt i = 0; i < numParamsRead; ++i) out[k][i] = std::numeric_limits<PetscReal>::quiet_NaN();
+      return;
+    }
+    pf->voltages(x.data(), p, Vm, th);
+    generatorPowers(
+        p,
+        [&](PetscInt b, PetscReal &P, PetscReal &Q) {
+          pf->injection(b, [&](PetscInt j, PetscReal &m, PetscReal &a) { m = Vm[j], a = th[j]; }, P, Q);
+          P += pf->Pd[b], Q += pf->Qd[b];
+        },
+        Pg, Qg);
+    const std::vector<PetscReal> zero(nB, 0.0);
+    std::vector<std::vector<PetscReal>> barVm(count, zero), barTh(count, zero), barPb(count, zero), barQb(count, zero);
+    PetscInt w0 = 0;
+    std::vector<F5> values(32);
+    for (size_t g = 0; g < gens.size(); ++g) {
+      const CaseGrid::Gen &G = gens[g];
+      const PetscInt b = G.bus;
+      const F5 z[5] = {F5(5, 0, Pg[g]), F5(5, 1, Qg[g]), F5(5, 2, Vm[b]), F5(5, 3, th[b]), F5(5, 4, G.gain >= 0 ? p[ns + G.gain] : 1.0)};
+      const PetscInt nw = generatorStartValues<F5>(G, z[0], z[1], z[2], z[3], z[4], values.data());
+      const bool shared = gensAt[b].size() > 1;
+      for (int k = 0; k < count; ++k) {
+        PetscReal bar[5] = {0, 0, 0, 0, 0};
+        for (PetscInt r = 0; r < nw; ++r)
+          for (int j = 0; j < 5; ++j) bar[j] += w[k][w0 + r] * values[r].fastAccessDx(j);
+        // generatorPowers transposed: Pg, Qg are the bus's, or the file's plus a weighted share
+        if (shared && pvSpecOfGen[g] >= 0) out[k][pvSpecOfGen[g]] += bar[0];
+        else barPb[k][b] += (shared ? G.weight : 1.0) * bar[0];
+        barQb[k][b] += (shared ? G.weight : 1.0) * bar[1];
+        barVm[k][b] += bar[2], barTh[k][b] += bar[3];
+        if (G.gain >= 0) out[k][ns + G.gain] += bar[4];
+      }
+      w0 += nw;
+    }
+    for (size_t l = 0; l < loadBus.size(); ++l)
+      for (int k = 0; k < count; ++k) barVm[k][loadBus[l]] += w[k][w0 + (PetscInt)l];
+    w0 += (PetscInt)loadBus.size();
+    for (PetscInt b = 0; b < nB; ++b) {
+      const PetscReal c = std::cos(th[b]), s = std::sin(th[b]);
+      for (int k = 0; k < count; ++k) {
+        const PetscReal wr = w[k][w0 + 2 * b], wi = w[k][w0 + 2 * b + 1];
+        barVm[k][b] += wr * c + wi * s, barTh[k][b] += Vm[b] * (wi * c - wr * s);
+      }
+    }
+    std::vector<PetscInt> buses;
+    std::vector<PetscReal> dP, dQ;
+    for (PetscInt b = 0; b < nB; ++b) {
+      if (gensAt[b].empty()) continue;
+      pf->injectionGradient(b, Vm, th, buses, dP, dQ);
+      for (int k = 0; k < count; ++k)
+        for (size_t q = 0; q < buses.size(); ++q) {
+          barVm[k][buses[q]] += barPb[k][b] * dP[2 * q] + barQb[k][b] * dQ[2 * q];
+          barTh[k][buses[q]] += barPb[k][b] * dP[2 * q + 1] + barQb[k][b] * dQ[2 * q + 1];
+        }
+    }
+    if (pf->voltagesTranspose(p, x, lu, barVm, barTh, out))
+      for (int k = 0; k < count; ++k)
+        for (PetscInt i = 0; i < numParamsRead; ++i) out[k][i] = std::numeric_limits<PetscReal>::quiet_NaN();
   }
 };
 
@@ -596,6 +673,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     for (PetscInt b : pf->pvBus) params.push_back(pVm(b));
     for (PetscInt g = 0; g < nG; ++g)
       if (gens_[g].gain >= 0) params.push_back(pKA(g));
+    start.numParamsRead = (PetscInt)params.size();
     add(start, {{}, rows, params, {}});
   }
   for (const AdmittanceEntry &y : pf->Y)

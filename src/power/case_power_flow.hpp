@@ -198,6 +198,18 @@ struct CaseGrid::PowerFlowData {
     voltages<S>(x.data(), spec, s.Vm, s.th);
     return s;
   }
+  // ---- transposed products (the adjoint's (∂u0/∂p)ᵀ w) -------------------------------------
+  // ∂(P_b, Q_b)/∂(|V|_j, θ_j) of the injection at bus b for the buses it reads (b and its row of
+  // Y, sorted): dP, dQ hold (∂/∂|V|_j, ∂/∂θ_j) per bus.
+  void injectionGradient(PetscInt b, const std::vector<PetscReal> &Vm, const std::vector<PetscReal> &th, std::vector<PetscInt> &buses,
+                         std::vector<PetscReal> &dP, std::vector<PetscReal> &dQ) const;
+  // Adds to out[k][0, numSpecs()) the spec part of barVm[k]ᵀ d|V|/dspec + barTh[k]ᵀ dθ/dspec at the
+  // solution x (lu: F_x there): the direct part where a voltage is a spec, and through the
+  // unknowns by one transposed solve per k, λ = F_x⁻ᵀ x̄, spec̄ −= F_specᵀ λ.
+  PetscErrorCode voltagesTranspose(const PetscReal *spec, const std::vector<PetscReal> &x, const SparseLU &lu,
+                                   const std::vector<std::vector<PetscReal>> &barVm, const std::vector<std::vector<PetscReal>> &barTh,
+                                   PetscScalar *const *out) const;
+
   // The generation at bus b (injection plus load) on a solution.
   template <class S> void generation(const Solution<S> &s, PetscInt b, S &P, S &Q) const {
     injection(b, [&](PetscInt j, S &m, S &a) { m = s.Vm[j], a = s.th[j]; }, P, Q);

@@ -51,15 +51,19 @@ PetscErrorCode SparseLU::factor(const PetscReal *values) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode SparseLU::solve(const PetscReal *b, PetscReal *x) const {
+PetscErrorCode SparseLU::solve(const PetscReal *b, PetscReal *x) const { return apply(PETSC_FALSE, b, x); }
+
+PetscErrorCode SparseLU::solveTranspose(const PetscReal *b, PetscReal *x) const { return apply(PETSC_TRUE, b, x); }
+
+PetscErrorCode SparseLU::apply(PetscBool transpose, const PetscReal *b, PetscReal *x) const {
   const PetscInt n = size();
   PetscScalar *a;
   PetscFunctionBeginUser;
-  PetscCheck(F_, PETSC_COMM_SELF, PETSC_ERR_ORDER, "SparseLU::solve before factor");
+  PetscCheck(F_, PETSC_COMM_SELF, PETSC_ERR_ORDER, "SparseLU: a solve before factor");
   PetscCall(VecGetArrayWrite(b_, &a));
   std::copy(b, b + n, a);
   PetscCall(VecRestoreArrayWrite(b_, &a));
-  PetscCall(MatSolve(F_, b_, x_));
+  PetscCall(transpose ? MatSolveTranspose(F_, b_, x_) : MatSolve(F_, b_, x_));
   const PetscScalar *s;
   PetscCall(VecGetArrayRead(x_, &s));
   std::copy(s, s + n, x);

@@ -24,11 +24,14 @@ public:
   PetscErrorCode factor(const PetscReal *values);
   // x = A⁻¹ b with the last factors (b and x may alias).
   PetscErrorCode solve(const PetscReal *b, PetscReal *x) const;
+  // x = A⁻ᵀ b with the last factors.
+  PetscErrorCode solveTranspose(const PetscReal *b, PetscReal *x) const;
 
 private:
   std::vector<PetscInt> rowStart_, cols_;
   Mat A_ = nullptr, F_ = nullptr;
   Vec b_ = nullptr, x_ = nullptr;
+  PetscErrorCode apply(PetscBool transpose, const PetscReal *b, PetscReal *x) const;
 };
 
 } // namespace power
