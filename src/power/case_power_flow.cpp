@@ -51,9 +51,11 @@ PetscErrorCode CaseGrid::PowerFlowData::newton(const PetscReal *spec, std::vecto
     for (PetscInt i = 0; i < n; ++i) x[i] -= dx[i];
     *converged = *norm < 1e-12 && it > 0;  // one step after the mismatch reached round-off
   }
-  if (*converged) {  // the derivatives take F_x at the solution
+  if (*converged) {  // the derivatives take F_x at the solution, its factors checked
+    PetscReal backward;
     jacobian<PetscReal>(x.data(), spec, F.data(), J.data());
     PetscCall(lu.factor(J.data()));
+    PetscCall(lu.checkBackwardError(1e-12, &backward));
   }
   PetscFunctionReturn(0);
 }

@@ -1,6 +1,7 @@
 #include "sparse_lu.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hybridsens {
 namespace power {
@@ -54,6 +55,30 @@ PetscErrorCode SparseLU::factor(const PetscReal *values) {
 PetscErrorCode SparseLU::solve(const PetscReal *b, PetscReal *x) const { return apply(PETSC_FALSE, b, x); }
 
 PetscErrorCode SparseLU::solveTranspose(const PetscReal *b, PetscReal *x) const { return apply(PETSC_TRUE, b, x); }
+
+PetscErrorCode SparseLU::checkBackwardError(PetscReal tol, PetscReal *error) const {
+  const PetscInt n = size();
+  std::vector<PetscReal> b(n, 1.0), x(n);
+  Vec r;
+  PetscReal normA, normX, normR;
+  PetscFunctionBeginUser;
+  PetscCall(solve(b.data(), x.data()));
+  PetscCall(VecDuplicate(b_, &r));
+  PetscCall(MatMult(A_, x_, r));  // x_, b_ hold the solve's x and b
+  PetscCall(VecAXPY(r, -1.0, b_));
+  PetscCall(VecNorm(r, NORM_INFINITY, &normR));
+  PetscCall(VecDestroy(&r));
+  PetscCall(MatNorm(A_, NORM_INFINITY, &normA));
+  normX = 0;
+  for (PetscReal v : x) normX = std::max(normX, std::fabs(v));
+  *error = normR / (normA * normX + 1.0);
+  PetscCall(PetscInfo(nullptr, "power flow Jacobian (%" PetscInt_FMT " unknowns): LU backward error %g\n", n, (double)*error));
+  PetscCheck(*error <= tol, PETSC_COMM_SELF, PETSC_ERR_NOT_CONVERGED,
+             "the power flow's Jacobian: its LU factors (PETSc's, without pivoting) solve with backward error %g > %g: the start's derivatives "
+             "would be inaccurate",
+             (double)*error, (double)tol);
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode SparseLU::apply(PetscBool transpose, const PetscReal *b, PetscReal *x) const {
   const PetscInt n = size();

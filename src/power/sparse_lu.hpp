@@ -26,6 +26,9 @@ public:
   PetscErrorCode solve(const PetscReal *b, PetscReal *x) const;
   // x = A⁻ᵀ b with the last factors.
   PetscErrorCode solveTranspose(const PetscReal *b, PetscReal *x) const;
+  // The factors without pivoting are refused when unstable: the backward error
+  // ‖A x − b‖∞ / (‖A‖∞ ‖x‖∞ + ‖b‖∞) of a solve with b = 1 must not exceed tol. *error: its value.
+  PetscErrorCode checkBackwardError(PetscReal tol, PetscReal *error) const;
 
 private:
   std::vector<PetscInt> rowStart_, cols_;
