@@ -12,7 +12,7 @@
 // -t_on 1.0 s, off at -t_off 1.1 s; -no_fault for a flat run). Every event time must lie before
 // -ts_max_time. Costs: the frequency violation H_<bus> of every generator (σ ∫ max(0, f − f⁺,
 // f⁻ − f)^η dt, Zhang et al. 2017, eq. 30), the centre-of-inertia rotor-angle spread and the
-// voltage-dip integral (grid_costs.hpp), with their gradients through the Solver (-hs_forward,
+// voltage-dip integral (grid_costs.hpp; -grid_costs chooses some by name), with their gradients through the Solver (-hs_forward,
 // -hs_adjoint, -hs_summary FILE, -hs_check_gradient as for every model). It prints the events,
 // the final generator states and the sensitivity table (dispatch and the disturbances' times
 // and sizes), writes it as CSV (-grid_csv FILE) and the trajectory for scripts/plot_grid.py
@@ -125,6 +125,7 @@ int main(int argc, char **argv) {
     PetscInt faultBus = 1;  // the last bus of the RAW file once it is read
     PetscBool skipUnknown = PETSC_FALSE, faultOptionSet = PETSC_FALSE;
     std::string csvFile, trajectoryFile;
+    std::vector<std::string> costChoice;
     PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "hybridsens-grid: the case", "");
     {
       OptionReader r(PetscOptionsObject);
@@ -196,6 +197,8 @@ int main(int argc, char **argv) {
       // eta >= 1: the metric max(0, f - f+, f- - f)^eta must be differentiable.
       PetscCall(r.real("-eta", "exponent eta of the violation metric (>= 1: differentiable)", &eta, Range{1, PETSC_MAX_REAL, false, false}));
       PetscCall(r.real("-vdip_min", "voltage-dip cost: |V| below this (pu) counts", &vdipMin, Range::positive()));
+      // The adjoint carries one λ per cost: a large case with one H per generator needs a choice.
+      PetscCall(r.textList("-grid_costs", "the costs to compute, by name: H<generator>, coi_spread, voltage_dip (default: all)", &costChoice));
       PetscCall(r.text("-grid_csv", "write the sensitivity table (every cost, every parameter that has an effect) as CSV to this file", &csvFile));
       PetscCall(r.text("-grid_trajectory", "write frequencies, voltages, limited states, running costs (and gradients) per step as CSV to this file",
                        &trajectoryFile));
@@ -224,6 +227,17 @@ int main(int argc, char **argv) {
     for (PetscInt g = 0; g < G.numGens(); ++g) costs.push_back(std::make_unique<grid::FrequencyViolationCost>(G, g, fmax, fmin, sigma, eta));
     costs.push_back(std::make_unique<grid::RotorAngleSpreadCost>(G));
     costs.push_back(std::make_unique<grid::VoltageDipCost>(G, vdipMin));
+    if (!costChoice.empty()) {
+      std::vector<std::unique_ptr<LocalKernelCost>> chosen;
+      for (const std::string &name : costChoice) {
+        auto it = std::find_if(costs.begin(), costs.end(), [&](const auto &c) { return c && c->name() == name; });
+        PetscCheck(it != costs.end(), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG,
+                   "hybridsens-grid: -grid_costs: no cost named '%s' (or named twice); the costs are H<generator> (e.g. H%s), coi_spread, voltage_dip",
+                   name.c_str(), G.genLabel(0).c_str());
+        chosen.push_back(std::move(*it));
+      }
+      costs = std::move(chosen);
+    }
     std::vector<std::string> costNames;
     for (auto &c : costs) {
       PetscCall(c->setUp());

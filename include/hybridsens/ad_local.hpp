@@ -24,6 +24,8 @@
 //     template <class S>                              // optional: guard k of this instance
 //     S guard(PetscInt k, S t, const S *u, const S *p, const DiscreteState &d) const;
 //     template <class S> void initialState(const S *p, S *u0) const;            // optional
+//     void initialStateTranspose(const PetscReal *p, const PetscScalar *const *w,  // optional, with
+//                                PetscScalar *const *out, int count) const;        // initialState
 //     template <class S> void reset(const EventId &id, S t, const S *u, const S *p,
 //                                   const DiscreteState &d, S *uplus) const;     // optional
 //   };
@@ -57,6 +59,11 @@
 // * initialState: an instance's u0[w] is ADDED to row writes[w] (rows nobody writes start at
 //   0; for a DAE only the differential part matters, the engine solves for the algebraic one,
 //   so algebraic rows are just the Newton initial guess).
+// * initialStateTranspose (optional): out[k][i] += Σ_w w[k][w] ∂u0[w]/∂p[i] for k < count (local
+//   indices, out arriving zeroed), used for (∂u0/∂p)ᵀλ in the adjoint instead of the forward
+//   derivative over all the kernel's parameters — for a kernel whose u0 comes from an implicit
+//   solve (a power flow: one transposed solve instead of one solve per parameter). It must agree
+//   with initialState's derivative: the adjoint = forward checks compare the two.
 // * Resets: an instance with a reset template sees uplus[w] preset to u⁻ at writes[w] and
 //   changes what it must; row i becomes u⁻_i + Σ (uplus − u⁻) over such instances. Every row
 //   such an instance writes must also be among its reads (checked). The model's hasReset(id)
@@ -194,7 +201,9 @@ public:
   PetscErrorCode initialStateJacobianP(const ModeContext &c, Mat du0dp) const final;
 
   // (∂u0/∂p)ᵀ w kernel by kernel: O(instances × writes × params), where the dense ∂u0/∂p is
-  // n × np (155 MB for the 1008-bus grid with all 3026 parameters).
+  // n × np (155 MB for the 1008-bus grid with all 3026 parameters); a kernel with
+  // initialStateTranspose computes its own product (the grid's power-flow start: one transposed
+  // solve per w instead of one solve per parameter).
   PetscErrorCode initialStateJacobianPTranspose(const ModeContext &c, const std::vector<Vec> &w,
                                                 std::vector<std::vector<PetscScalar>> &outP) const final;
 

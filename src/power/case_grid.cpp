@@ -1,8 +1,8 @@
 #include "generator_trip.hpp"
+#include "case_power_flow.hpp"
 
 #include <hybridsens/power/admittance.hpp>
 #include <hybridsens/power/case_grid.hpp>
-#include <hybridsens/power/newton.hpp>
 #include <hybridsens/vec_entry.hpp>
 
 #include <algorithm>
@@ -14,102 +14,6 @@
 namespace hybridsens {
 namespace power {
 namespace grid {
-
-// ---- the power flow of the case -----------------------------------------------------------
-// Unknowns x: θ of every non-slack bus (bus order), then |V| of every PQ bus (bus order).
-// Equations: P_i(V) − P_i^spec for every non-slack bus, then Q_i(V) − Q_i^spec for every PQ bus,
-// with S_i = V_i conj(Σ_j Y_ij V_j). spec = (|V|, θ of the slack; P of every generator at a PV
-// bus (generator order); |V| of each PV bus (bus order)); a PV bus's P is the sum of its
-// generators' P.
-struct CaseGrid::PowerFlowData {
-  PetscInt nB = 0, slack = -1, nUnknowns = 0;
-  std::vector<PetscInt> pvBus;                 // PV buses (bus order)
-  std::vector<PetscInt> pvGen;                 // generators at PV buses (generator order): spec 2 + k
-  std::vector<std::vector<PetscInt>> pSpecsAt; // per bus: the spec positions of its generators' P
-  std::vector<PetscInt> thIdx, vmIdx;          // per bus: its unknown θ / |V| in x, or -1
-  std::vector<PetscInt> pvOf;                  // per bus: its position in pvBus, or -1
-  std::vector<AdmittanceEntry> Y;
-  std::vector<PetscReal> Pd, Qd, guessVm, guessTh;
-  PetscInt numSpecs() const { return 2 + (PetscInt)pvGen.size() + (PetscInt)pvBus.size(); }
-
-  template <class T> void voltages(const T *x, const T *spec, std::vector<T> &Vm, std::vector<T> &th) const {
-    Vm.assign(nB, T(0.0)), th.assign(nB, T(0.0));
-    const PetscInt vmSpec = 2 + (PetscInt)pvGen.size();
-    for (PetscInt b = 0; b < nB; ++b) {
-      if (b == slack) Vm[b] = spec[0], th[b] = spec[1];
-      else th[b] = x[thIdx[b]];
-      if (pvOf[b] >= 0) Vm[b] = spec[vmSpec + pvOf[b]];
-      else if (vmIdx[b] >= 0) Vm[b] = x[vmIdx[b]];
-    }
-  }
-  template <class T> void injections(const std::vector<T> &Vm, const std::vector<T> &th, std::vector<T> &P, std::vector<T> &Q) const {
-    using std::cos;
-    using std::sin;
-    std::vector<T> Vr(nB), Vi(nB), Ir(nB, T(0.0)), Ii(nB, T(0.0));
-    P.resize(nB), Q.resize(nB);
-    for (PetscInt b = 0; b < nB; ++b) Vr[b] = Vm[b] * cos(th[b]), Vi[b] = Vm[b] * sin(th[b]);
-    for (const AdmittanceEntry &y : Y) {
-      const PetscReal G = y.y.real(), B = y.y.imag();
-      Ir[y.i] += G * Vr[y.j] - B * Vi[y.j], Ii[y.i] += G * Vi[y.j] + B * Vr[y.j];
-    }
-    for (PetscInt b = 0; b < nB; ++b) P[b] = Vr[b] * Ir[b] + Vi[b] * Ii[b], Q[b] = Vi[b] * Ir[b] - Vr[b] * Ii[b];
-  }
-  template <class T> void mismatch(const T *x, const T *spec, T *F) const {
-    std::vector<T> Vm, th, P, Q;
-    voltages<T>(x, spec, Vm, th);
-    injections<T>(Vm, th, P, Q);
-    for (PetscInt b = 0; b < nB; ++b) {
-      if (thIdx[b] >= 0) {
-        T Pg = 0.0;
-        for (PetscInt k : pSpecsAt[b]) Pg += spec[k];
-        F[thIdx[b]] = P[b] - (Pg - Pd[b]);
-      }
-      if (vmIdx[b] >= 0) F[vmIdx[b]] = Q[b] + Qd[b];
-    }
-  }
-  template <class S> struct Solution {
-    std::vector<S> Vm, th, P, Q;  // bus voltages; injections of the generators' buses plus their loads
-    bool converged = false;
-    PetscReal norm = 0;
-  };
-  // Newton in double from the RAW voltages to round-off, then two Newton steps in S from that
-  // solution: the first carries the exact implicit derivative dx/dspec, the second makes second
-  // derivatives exact too (see examples/wecc9's power flow, where this was measured).
-  template <class S> Solution<S> solve(const S *spec) const {
-    Solution<S> s;
-    const PetscInt n = nUnknowns, ns = numSpecs();
-    std::vector<PetscReal> xd(n), sd(ns);
-    for (PetscInt k = 0; k < ns; ++k) sd[k] = Sacado::ScalarValue<S>::eval(spec[k]);
-    for (PetscInt b = 0; b < nB; ++b) {
-      if (thIdx[b] >= 0) xd[thIdx[b]] = guessTh[b];
-      if (vmIdx[b] >= 0) xd[vmIdx[b]] = guessVm[b];
-    }
-    for (int it = 0; it < 30; ++it) {  // stop one step after the mismatch reached round-off
-      const bool small = (s.norm = newtonStep<PetscReal>((int)n, xd.data(), [&](const auto *xf, auto *F) {
-                            using J = std::remove_const_t<std::remove_pointer_t<decltype(xf)>>;
-                            std::vector<J> sf(sd.begin(), sd.end());
-                            mismatch<J>(xf, sf.data(), F);
-                          })) < 1e-12;
-      if (small && it > 0) {
-        s.converged = true;
-        break;
-      }
-    }
-    if (!s.converged) return s;
-    std::vector<S> x(xd.begin(), xd.end());
-    for (int step = 0; step < 2; ++step)
-      newtonStep<S>((int)n, x.data(), [&](const auto *xf, auto *F) {
-        using J = std::remove_const_t<std::remove_pointer_t<decltype(xf)>>;
-        std::vector<J> sf(ns);
-        for (PetscInt k = 0; k < ns; ++k) sf[k] = J(spec[k]);
-        mismatch<J>(xf, sf.data(), F);
-      });
-    voltages<S>(x.data(), spec, s.Vm, s.th);
-    injections<S>(s.Vm, s.th, s.P, s.Q);
-    for (PetscInt b = 0; b < nB; ++b) s.P[b] += Pd[b], s.Q[b] += Qd[b];
-    return s;
-  }
-};
 
 namespace {
 
@@ -186,29 +90,36 @@ struct CasePowerFlowStart {
   std::vector<std::vector<PetscInt>> gensAt;  // per bus
   std::vector<PetscInt> pvSpecOfGen;          // per generator: its P's spec position, or -1
   std::vector<PetscInt> loadBus;
-  PetscInt numWritten = 0;
-  template <class S> void initialState(const S *p, S *u0) const {
-    const auto s = pf->solve<S>(p);
-    if (!s.converged) {  // the command refuses such a p before the solve; never a silent number here
-      for (PetscInt w = 0; w < numWritten; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
-      return;
-    }
-    const PetscInt ns = pf->numSpecs();
-    std::vector<S> Pg(gens.size()), Qg(gens.size());
+  PetscInt numWritten = 0, numParamsRead = 0;
+  // Each generator's P and Q from the generation (Pb, Qb) of its bus, busGeneration(b, Pb, Qb).
+  template <class S, class BusGeneration> void generatorPowers(const S *p, const BusGeneration &busGeneration, std::vector<S> &Pg, std::vector<S> &Qg) const {
+    Pg.resize(gens.size()), Qg.resize(gens.size());
     for (PetscInt b = 0; b < pf->nB; ++b) {
       const auto &at = gensAt[b];
       if (at.empty()) continue;
+      S Pb, Qb;
+      busGeneration(b, Pb, Qb);
       if (at.size() == 1) {
-        Pg[at[0]] = s.P[b], Qg[at[0]] = s.Q[b];
+        Pg[at[0]] = Pb, Qg[at[0]] = Qb;
         continue;
       }
       S pFile = 0.0, qFile = 0.0;
       for (PetscInt g : at) pFile += gens[g].pFile, qFile += gens[g].qFile;
       for (PetscInt g : at) {
-        Pg[g] = pvSpecOfGen[g] >= 0 ? S(p[pvSpecOfGen[g]]) : S(gens[g].pFile + gens[g].weight * (s.P[b] - pFile));
-        Qg[g] = gens[g].qFile + gens[g].weight * (s.Q[b] - qFile);
+        Pg[g] = pvSpecOfGen[g] >= 0 ? S(p[pvSpecOfGen[g]]) : S(gens[g].pFile + gens[g].weight * (Pb - pFile));
+        Qg[g] = gens[g].qFile + gens[g].weight * (Qb - qFile);
       }
     }
+  }
+  template <class S> void initialState(const S *p, S *u0) const {
+    const auto s = pf->solve<S>(p);
+    if (s.error || !s.converged) {  // the command refuses such a p before the solve; never a silent number here
+      for (PetscInt w = 0; w < numWritten; ++w) u0[w] = std::numeric_limits<PetscReal>::quiet_NaN();
+      return;
+    }
+    const PetscInt ns = pf->numSpecs();
+    std::vector<S> Pg, Qg;
+    generatorPowers(p, [&](PetscInt b, S &Pb, S &Qb) { pf->generation(s, b, Pb, Qb); }, Pg, Qg);
     PetscInt w = 0;
     for (size_t g = 0; g < gens.size(); ++g) {
       const PetscInt b = gens[g].bus;
@@ -220,9 +131,79 @@ struct CasePowerFlowStart {
     using std::sin;
     for (PetscInt b = 0; b < pf->nB; ++b) u0[w++] = s.Vm[b] * cos(s.th[b]), u0[w++] = s.Vm[b] * sin(s.th[b]);
   }
+  // (∂u0/∂p)ᵀ w for the adjoint without ∂u0/∂p (the forward derivative costs one solve per
+  // parameter): back through the generators' start values (forward AD over their five inputs),
+  // the loads' and buses' voltages and the generators' bus injections to every bus's |V|, θ,
+  // then one transposed solve of the power flow per w (voltagesTranspose).
+  void initialStateTranspose(const PetscReal *p, const PetscScalar *const *w, PetscScalar *const *out, int count) const {
+    using F5 = Sacado::Fad::SFad<PetscReal, 5>;
+    const PetscInt ns = pf->numSpecs(), nB = pf->nB;
+    SparseLU lu(pf->rowStart, pf->cols);
+    std::vector<PetscReal> x, Vm, th, Pg, Qg, Pb(nB, 0.0), Qb(nB, 0.0);
+    PetscReal norm;
+    bool converged = false;
+    if (pf->newton(p, x, lu, &norm, &converged) || !converged) {  // never a silent number (as initialState)
+      for (int k = 0; k < count; ++k)
+        for (PetscInt i = 0; i < numParamsRead; ++i) out[k][i] = std::numeric_limits<PetscReal>::quiet_NaN();
+      return;
+    }
+    pf->voltages(x.data(), p, Vm, th);
+    generatorPowers(
+        p,
+        [&](PetscInt b, PetscReal &P, PetscReal &Q) {
+          pf->injection(b, [&](PetscInt j, PetscReal &m, PetscReal &a) { m = Vm[j], a = th[j]; }, P, Q);
+          P += pf->Pd[b], Q += pf->Qd[b];
+        },
+        Pg, Qg);
+    const std::vector<PetscReal> zero(nB, 0.0);
+    std::vector<std::vector<PetscReal>> barVm(count, zero), barTh(count, zero), barPb(count, zero), barQb(count, zero);
+    PetscInt w0 = 0;
+    std::vector<F5> values(32);
+    for (size_t g = 0; g < gens.size(); ++g) {
+      const CaseGrid::Gen &G = gens[g];
+      const PetscInt b = G.bus;
+      const F5 z[5] = {F5(5, 0, Pg[g]), F5(5, 1, Qg[g]), F5(5, 2, Vm[b]), F5(5, 3, th[b]), F5(5, 4, G.gain >= 0 ? p[ns + G.gain] : 1.0)};
+      const PetscInt nw = generatorStartValues<F5>(G, z[0], z[1], z[2], z[3], z[4], values.data());
+      const bool shared = gensAt[b].size() > 1;
+      for (int k = 0; k < count; ++k) {
+        PetscReal bar[5] = {0, 0, 0, 0, 0};
+        for (PetscInt r = 0; r < nw; ++r)
+          for (int j = 0; j < 5; ++j) bar[j] += w[k][w0 + r] * values[r].fastAccessDx(j);
+        // generatorPowers transposed: Pg, Qg are the bus's, or the file's plus a weighted share
+        if (shared && pvSpecOfGen[g] >= 0) out[k][pvSpecOfGen[g]] += bar[0];
+        else barPb[k][b] += (shared ? G.weight : 1.0) * bar[0];
+        barQb[k][b] += (shared ? G.weight : 1.0) * bar[1];
+        barVm[k][b] += bar[2], barTh[k][b] += bar[3];
+        if (G.gain >= 0) out[k][ns + G.gain] += bar[4];
+      }
+      w0 += nw;
+    }
+    for (size_t l = 0; l < loadBus.size(); ++l)
+      for (int k = 0; k < count; ++k) barVm[k][loadBus[l]] += w[k][w0 + (PetscInt)l];
+    w0 += (PetscInt)loadBus.size();
+    for (PetscInt b = 0; b < nB; ++b) {
+      const PetscReal c = std::cos(th[b]), s = std::sin(th[b]);
+      for (int k = 0; k < count; ++k) {
+        const PetscReal wr = w[k][w0 + 2 * b], wi = w[k][w0 + 2 * b + 1];
+        barVm[k][b] += wr * c + wi * s, barTh[k][b] += Vm[b] * (wi * c - wr * s);
+      }
+    }
+    std::vector<PetscInt> buses;
+    std::vector<PetscReal> dP, dQ;
+    for (PetscInt b = 0; b < nB; ++b) {
+      if (gensAt[b].empty()) continue;
+      pf->injectionGradient(b, Vm, th, buses, dP, dQ);
+      for (int k = 0; k < count; ++k)
+        for (size_t q = 0; q < buses.size(); ++q) {
+          barVm[k][buses[q]] += barPb[k][b] * dP[2 * q] + barQb[k][b] * dQ[2 * q];
+          barTh[k][buses[q]] += barPb[k][b] * dP[2 * q + 1] + barQb[k][b] * dQ[2 * q + 1];
+        }
+    }
+    if (pf->voltagesTranspose(p, x, lu, barVm, barTh, out))
+      for (int k = 0; k < count; ++k)
+        for (PetscInt i = 0; i < numParamsRead; ++i) out[k][i] = std::numeric_limits<PetscReal>::quiet_NaN();
+  }
 };
-
-constexpr PetscInt maxPowerFlowUnknowns = 1000;
 
 std::string recordText(const DynamicRecord &r) { return r.where.str() + ": " + r.model + " at bus " + std::to_string(r.bus) + " id '" + r.id + "'"; }
 
@@ -341,6 +322,7 @@ PetscErrorCode CaseGrid::addGenerator(const NetworkCase &net, const Generator &g
   G.exciter = ExciterKind::None;
   if (exciter) {
     const DynamicRecord &e = *exciter;
+    G.exciterRecord = recordText(e);
     G.models += "+" + e.model;
     if (e.model == "IEEET1" || e.model == "EXDC1" || e.model == "ESDC1A") {
       const bool ieee = e.model == "IEEET1";
@@ -397,6 +379,7 @@ PetscErrorCode CaseGrid::addGenerator(const NetworkCase &net, const Generator &g
   // Governor.
   if (governor && o.governors) {
     const DynamicRecord &t = *governor;
+    G.governorRecord = recordText(t);
     G.governor = (PetscInt)govs_.size();
     G.govK = hb;
     if (t.model == "IEEEG1") {
@@ -518,13 +501,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     if (b != pf->slack) pf->thIdx[b] = pf->nUnknowns++;
   for (PetscInt b = 0; b < nB; ++b)
     if (b != pf->slack && pf->pvOf[b] < 0) pf->vmIdx[b] = pf->nUnknowns++;
-  // The start's power flow is solved with dense Newton steps, the last two in the AD type of the
-  // start kernel (one derivative per power-flow parameter): its cost grows as n³ times the number
-  // of parameters, hours for a 2000-bus case. Refused rather than left to run.
-  PetscCheck(pf->nUnknowns <= maxPowerFlowUnknowns, world, PETSC_ERR_SUP,
-             "%s: the power flow of the initial state has %" PetscInt_FMT " unknowns; the grid model's start solves it densely and supports at most %" PetscInt_FMT
-             " (about 600 buses): a sparse start is not implemented yet",
-             net.file.c_str(), pf->nUnknowns, maxPowerFlowUnknowns);
+  pf->finishPattern();
   pf_ = pf;
 
   // ---- the layout --------------------------------------------------------------------------
@@ -720,6 +697,7 @@ PetscErrorCode CaseGrid::build(const NetworkCase &net, const DynamicData &dyn, c
     for (PetscInt b : pf->pvBus) params.push_back(pVm(b));
     for (PetscInt g = 0; g < nG; ++g)
       if (gens_[g].gain >= 0) params.push_back(pKA(g));
+    start.numParamsRead = (PetscInt)params.size();
     add(start, {{}, rows, params, {}});
   }
   for (const AdmittanceEntry &y : pf->Y)
@@ -763,16 +741,33 @@ PetscErrorCode CaseGrid::checkPowerFlow(const std::vector<PetscReal> &p, PetscRe
   PetscCall(VecCreateMPI(comm(), ownershipEnd() - ownershipBegin(), PETSC_DETERMINE, &u0));
   PetscCall(initialState(ModeContext{p, initialDiscreteState()}, u0));
   PetscCall(checkLoadStart(u0));
+  // Every limited state of the start inside its band; the first one outside is named with its
+  // record, the others counted (a large case may have several).
+  PetscInt first = -1, outside = 0;
+  PetscScalar firstValue = 0;
+  std::string others;
   for (PetscInt l = 0; l < numLimiters(); ++l) {
     if (limiters_[l].rateLimit) continue;  // at rest the gate rate is 0, inside (Uc, Uo) by the record's checks
     PetscScalar x;
     PetscCall(globalEntry(u0, limiters_[l].row, &x));
-    PetscCheck(x >= limiters_[l].lo && x <= limiters_[l].hi, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
-               "generator %s (%s): the start needs %s = %g, outside its limiter's band [%g, %g]: the case cannot start at rest with these data",
-               genLabel(limiters_[l].gen).c_str(), genModels(limiters_[l].gen).c_str(), limiters_[l].name.c_str(), (double)x, (double)limiters_[l].lo,
-               (double)limiters_[l].hi);
+    if (x >= limiters_[l].lo && x <= limiters_[l].hi) continue;
+    if (first < 0) first = l, firstValue = x;
+    else if (++outside <= 5) others += (outside > 1 ? ", " : "") + limiters_[l].name;
   }
   PetscCall(VecDestroy(&u0));
+  if (first >= 0) {
+    const Limiter &L = limiters_[first];
+    const Gen &G = gens_[L.gen];
+    const bool gate = L.governor && G.ieeeg1;
+    const char *bounds = gate ? "PMIN, PMAX" : L.governor ? "VMIN, VMAX" : G.exciter == ExciterKind::SEXS ? "EMIN, EMAX" : "VRMIN, VRMAX";
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+            "generator %s (%s): the start needs %s = %g, outside its limiter's band [%g, %g]: the case cannot start at rest with these data (%s, "
+            "its %s)%s%s%s. Remedy: widen those limits in the record, change the generator's dispatch or voltage%s",
+            G.label.c_str(), G.models.c_str(), L.name.c_str(), (double)firstValue, (double)L.lo, (double)L.hi,
+            (L.governor ? G.governorRecord : G.exciterRecord).c_str(), bounds, outside ? "; also outside: " : "", others.c_str(),
+            outside > 5 ? (" and " + std::to_string(outside - 5) + " more").c_str() : "",
+            L.governor ? ", or run without the governor records (hybridsens-grid: -governors 0)" : "");
+  }
   PetscFunctionReturn(0);
 }
 

@@ -56,9 +56,24 @@ struct Spring {  // a LocalKernelModel kernel
 #endif
 };
 
+struct Start {  // a kernel with its own transposed start product
+  static constexpr int numReads = 0, numWrites = 1, numParams = 1;
+  template <class S> void initialState(const S *p, S *u0) const { u0[0] = p[0]; }
+#if HS_CASE == 6  // the transposed product without its count
+  void initialStateTranspose(const PetscReal *, const PetscScalar *const *w, PetscScalar *const *out) const { out[0][0] += w[0][0]; }
+#else
+  void initialStateTranspose(const PetscReal *, const PetscScalar *const *w, PetscScalar *const *out, int count) const {
+    for (int k = 0; k < count; ++k) out[k][0] += w[k][0];
+  }
+#endif
+};
+
 class Grid : public LocalKernelModel {
 public:
-  Grid() { add(Spring{}, {{0, 1}, {0, 1}, {}, {}}); }
+  Grid() {
+    add(Spring{}, {{0, 1}, {0, 1}, {}, {}});
+    add(Start{}, {{}, {0}, {0}, {}});
+  }
 };
 
 int main() {

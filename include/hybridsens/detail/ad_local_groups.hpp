@@ -181,6 +181,9 @@ public:
                 "model kernel: its member 'guard' does not match " HYBRIDSENS_AD_GUARD_SIGNATURE);
   static_assert(detail::HasInitialState<K>::value || !detail::DeclaresInitialState<K>,
                 "model kernel: its member 'initialState' does not match " HYBRIDSENS_AD_INITIAL_STATE_SIGNATURE);
+  static_assert((detail::HasInitialStateTranspose<K>::value && detail::HasInitialState<K>::value) || !detail::DeclaresInitialStateTranspose<K>,
+                "model kernel: its member 'initialStateTranspose' does not match " HYBRIDSENS_AD_INITIAL_STATE_TRANSPOSE_SIGNATURE
+                " (or the kernel has no initialState)");
   static_assert(detail::HasReset<K>::value || !detail::DeclaresReset<K>,
                 "model kernel: its member 'reset' does not match (it would be ignored: no reset) " HYBRIDSENS_AD_RESET_SIGNATURE);
 
@@ -317,6 +320,28 @@ public:
   }
   void initialStateJacobianPTranspose(const std::vector<PetscReal> &pv, const std::vector<const PetscScalar *> &w,
                                       const std::vector<PetscScalar *> &out) const override {
+    if constexpr (detail::HasInitialStateTranspose<K>::value) {  // the kernel's own product (no ∂u0/∂p formed)
+      const size_t nk = w.size();
+      std::vector<std::vector<PetscScalar>> wl(nk), ol(nk);
+      std::vector<const PetscScalar *> wp(nk);
+      std::vector<PetscScalar *> op(nk);
+      std::vector<PetscReal> pl;
+      for (size_t k = 0; k < k_.size(); ++k) {
+        const Instance &s = inst_[k];
+        if (!s.np) continue;
+        pl.resize(s.np);
+        for (int i = 0; i < s.np; ++i) pl[i] = pv[par_[s.p0 + i]];
+        for (size_t j = 0; j < nk; ++j) {
+          wl[j].resize(s.nw), ol[j].assign(s.np, 0.0);
+          for (int r = 0; r < s.nw; ++r) wl[j][r] = w[j][writePos_[s.w0 + r]];
+          wp[j] = wl[j].data(), op[j] = ol[j].data();
+        }
+        k_[k].initialStateTranspose(pl.data(), wp.data(), op.data(), (int)nk);
+        for (size_t j = 0; j < nk; ++j)
+          for (int i = 0; i < s.np; ++i) out[j][par_[s.p0 + i]] += ol[j][i];
+      }
+      return;
+    }
     eachInitialStateP(pv, [&](const Instance &s, const FadP *u0) {
       for (size_t k = 0; k < w.size(); ++k)
         for (int r = 0; r < s.nw; ++r) {

@@ -31,6 +31,12 @@ HYBRIDSENS_AD_HAS(HasTerminal, terminal<R>(R(0), (const R *)nullptr, (const R *)
 HYBRIDSENS_AD_HAS(HasIntegrand, integrand<R>(R(0), (const R *)nullptr, (const R *)nullptr, lvalue<const DiscreteState>()))
 HYBRIDSENS_AD_HAS(HasMeasurement, measurement<R>(PetscInt(0), R(0), (const R *)nullptr, (const R *)nullptr, lvalue<const DiscreteState>()))
 #undef HYBRIDSENS_AD_HAS
+// A plain member (no S): the transposed start product of a kernel whose u0 comes from an
+// implicit solve (hybridsens/ad_local.hpp).
+template <class C, class = void> struct HasInitialStateTranspose : std::false_type {};
+template <class C>
+struct HasInitialStateTranspose<C, std::void_t<decltype(std::declval<const C &>().initialStateTranspose((const R *)nullptr, (const R *const *)nullptr,
+                                                                                                      (R *const *)nullptr, int(0)))>> : std::true_type {};
 
 // ---- refusing a template that does not match -----------------------------------------------
 // Detection by call (above) cannot tell "absent" from "misspelled": a reset<S> without its
@@ -53,6 +59,7 @@ HYBRIDSENS_AD_HAS(HasMeasurement, measurement<R>(PetscInt(0), R(0), (const R *)n
 
 HYBRIDSENS_AD_NAMES(Residual, residual)
 HYBRIDSENS_AD_NAMES(InitialState, initialState)
+HYBRIDSENS_AD_NAMES(InitialStateTranspose, initialStateTranspose)
 HYBRIDSENS_AD_NAMES(Guard, guard)
 HYBRIDSENS_AD_NAMES(Reset, reset)
 HYBRIDSENS_AD_NAMES(EventTime, eventTime)
@@ -72,6 +79,8 @@ HYBRIDSENS_AD_NAMES(Measurement, measurement)
   "template <class S> S measurement(PetscInt i, S t, const S *u, const S *p, const DiscreteState &d) const"
 #define HYBRIDSENS_AD_RESIDUAL_SIGNATURE "template <class S> void residual(S t, const S *u, const S *p, const DiscreteState &d, S *f) const"
 #define HYBRIDSENS_AD_INITIAL_STATE_SIGNATURE "template <class S> void initialState(const S *p, S *u0) const"
+#define HYBRIDSENS_AD_INITIAL_STATE_TRANSPOSE_SIGNATURE \
+  "void initialStateTranspose(const PetscReal *p, const PetscScalar *const *w, PetscScalar *const *out, int count) const"
 
 // ---- kernel sizes (hybridsens/ad_local.hpp) -------------------------------------------------
 inline constexpr int DynamicSize = -1;  // = hybridsens::Dynamic

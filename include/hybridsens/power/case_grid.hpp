@@ -18,7 +18,8 @@
 // Initial state: the AC power flow of the case (one slack bus: |V|, θ given; PV buses: the
 // P of their generators and |V|; PQ buses: the loads; Newton from the file's voltages), every
 // generator at rest on it (a bus's Q, and the slack's P, shared among its generators: each keeps
-// its file value plus an MBASE-weighted share of the difference). ∂u0/∂p is exact (newton.hpp).
+// its file value plus an MBASE-weighted share of the difference). Solved sparsely, ∂u0/∂p exact by
+// the implicit function theorem (src/power/case_power_flow.hpp).
 //
 // Layout (computed at build time; nG generators, nB buses): for each generator its block of
 // machine rows (E'q, E'd, δ, ω, Id, Iq, then ψ1d, ψ2q for a subtransient GENROU or ψkd for GENSAL,
@@ -147,8 +148,9 @@ public:
   bool limiterIsRateLimit(PetscInt l) const { return limiters_[l].rateLimit; }
   // The power flow at p in double (the start kernel's first stage): converged, its mismatch;
   // and every limited state of the start inside its limiter's band (a start beyond a limit
-  // would not be at rest: refused naming the limiter, its value and band); with ZIP loads, every
-  // load bus's power-flow voltage above the break voltages of its parts (grid_loads.cpp). Collective.
+  // would not be at rest: refused naming the limiter, its value and band, its record and the
+  // remedy); with ZIP loads, every load bus's power-flow voltage above the break voltages of its
+  // parts (grid_loads.cpp). Collective.
   PetscErrorCode checkPowerFlow(const std::vector<PetscReal> &p, PetscReal *mismatch) const;
 
   DiscreteState initialDiscreteState() const override { return DiscreteState(1 + numLimiters() + numExtraFlags_ + numLoadFlags_, 0); }
@@ -191,6 +193,7 @@ public:
     IEEEG1Data g1{};
     PetscReal govK = 1;   // MBASE/S_base
     PetscReal pFile, qFile, weight;  // the file's dispatch (pu) and its MBASE share at its bus
+    std::string exciterRecord, governorRecord;  // "file:line: MODEL at bus N id 'I'" of its records
     GenRows rows;
   };
   struct Gov {
@@ -207,7 +210,7 @@ public:
     PetscReal lo, hi;  // its band (system-base units for a TGOV1 valve, machine base for an IEEEG1 gate)
     bool rateLimit = false;
   };
-  struct PowerFlowData;  // the power-flow problem (case_grid.cpp)
+  struct PowerFlowData;  // the power-flow problem (case_power_flow.hpp)
 
 private:
   CaseGrid() = default;

@@ -1,8 +1,9 @@
 // One Newton step x ← x − F_x⁻¹ F(x) for a small dense system, in any scalar type T (double, or a
 // Sacado type when the solution's derivatives are wanted): F_x by forward AD over T, then LU with
-// partial pivoting on the values. Used by the power flows of the grid model (the case builder's
-// and examples/wecc9's), where repeating a step in a Sacado type at the double solution x*
-// carries exactly the implicit derivative dx/dp = −F_x⁻¹ F_p (F(x*) = 0 to round-off).
+// partial pivoting on the values. Used by examples/wecc9's 9-bus power flow, where repeating a
+// step in a Sacado type at the double solution x* carries exactly the implicit derivative
+// dx/dp = −F_x⁻¹ F_p (F(x*) = 0 to round-off). O(n³) per derivative direction: the case builder's
+// start (CaseGrid) solves sparsely instead (src/power/case_power_flow.hpp).
 #pragma once
 
 #include <Sacado_No_Kokkos.hpp>
