@@ -215,7 +215,9 @@ PetscErrorCode Dynamics::checkFinite(Vec v, const char *callback, PetscReal t, c
 PetscErrorCode Dynamics::rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f) {
   PetscFunctionBeginUser;
   HS_USER_CALL(comm(), "rhs", model_.rhs(t, u, context(d), f));
-  if (!retaking_) PetscCall(checkFinite(f, "rhs", t, d));
+  // (A re-take skips the norm, not the marking: see checkFinite.)
+  if (retaking_) PetscCall(markObjectModified((PetscObject)f));
+  else PetscCall(checkFinite(f, "rhs", t, d));
   PetscFunctionReturn(0);
 }
 
