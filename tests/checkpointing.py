@@ -15,7 +15,8 @@ computed from them, are the same bits; the test asserts ==, no tolerance:
     and scalar_measurements;
   * checkpoints on disk (-hs_checkpoints_dir): same bits, nothing left in the directory;
   * the reverse sweep never looks for events: in -log_view's adjoint stage the re-taken steps
-    (TSStep) appear, guard evaluation, event location and transitions do not;
+    (TSStep) appear, guard evaluation, event location and transitions do not; re-takes leave
+    the sweep's evaluation cache alone (as many reused Jacobians as with full storage);
   * the JSON stats: at most K states held, re-taken steps counted (K = 1 re-takes M(M+1)/2 − M:
     quadratic, the binomial bound with no spare state).
 Must-fail: re-taking steps with sizes rebuilt from the stored times (what PETSc's own
@@ -102,6 +103,12 @@ for example, opts, distributed in CASES:
                 same = results(s) == results(full) and s["final_state"] == full["final_state"]
                 check(same, f"{name} K={k} ({events} events, {steps} steps): results bit-identical to full storage"
                       + ("" if same else f"\n  full {results(full)}\n  K={k} {results(s)}"))
+                # Re-takes run outside the reverse sweep's evaluation cache (Dynamics::setRetaking): the
+                # sweep copies as many repeated Jacobians as with full storage (fewer if a re-take
+                # between two reversed steps evicted the entry the second one reads).
+                check(s["stats"]["reused_jacobians"] == full["stats"]["reused_jacobians"],
+                      f"{name} K={k}: {s['stats']['reused_jacobians']} Jacobians reused in the reverse sweep, "
+                      f"as with full storage ({full['stats']['reused_jacobians']})")
                 check(0 < c.get("most_held", 0) <= k and c.get("recomputed_steps", 0) > 0,
                       f"{name} K={k}: {c.get('most_held')} states held at most, {c.get('recomputed_steps')} steps re-taken "
                       f"(ratio {c.get('recompute_ratio', 0):.2f})")

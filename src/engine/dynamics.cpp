@@ -215,17 +215,20 @@ PetscErrorCode Dynamics::checkFinite(Vec v, const char *callback, PetscReal t, c
 PetscErrorCode Dynamics::rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f) {
   PetscFunctionBeginUser;
   HS_USER_CALL(comm(), "rhs", model_.rhs(t, u, context(d), f));
-  PetscCall(checkFinite(f, "rhs", t, d));
+  // (A re-take skips the norm, not the marking: see checkFinite.)
+  if (retaking_) PetscCall(markObjectModified((PetscObject)f));
+  else PetscCall(checkFinite(f, "rhs", t, d));
   PetscFunctionReturn(0);
 }
 
 PetscErrorCode Dynamics::rhsJacobian(PetscReal t, Vec u, const DiscreteState &d) {
   bool hit = false;
+  const bool cached = reuse_ && !retaking_;
   PetscFunctionBeginUser;
-  if (reuse_) PetscCall(jacobianCache_.lookup(t, u, d, J_, &hit));
+  if (cached) PetscCall(jacobianCache_.lookup(t, u, d, J_, &hit));
   if (hit) PetscFunctionReturn(0);
   PetscCall(rhsJacobian(t, u, d, J_));
-  if (reuse_) PetscCall(jacobianCache_.store(t, u, d, J_));
+  if (cached) PetscCall(jacobianCache_.store(t, u, d, J_));
   PetscFunctionReturn(0);
 }
 
@@ -236,6 +239,7 @@ PetscErrorCode Dynamics::rhsJacobian(PetscReal t, Vec u, const DiscreteState &d,
   HS_USER_CALL(comm(), "rhsJacobian", model_.rhsJacobian(t, u, context(d), out));
   PetscCall(MatAssemblyBegin(out, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(out, MAT_FINAL_ASSEMBLY));
+  if (retaking_) PetscFunctionReturn(0);
   PetscCall(MatNorm(out, NORM_FROBENIUS, &nrm));
   PetscCheck(std::isfinite(nrm), comm(), PETSC_ERR_FP, "NaN or Inf returned by model callback rhsJacobian at t = %.17g in discrete state %s",
              (double)t, describe(d).c_str());

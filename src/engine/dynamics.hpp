@@ -100,6 +100,13 @@ public:
     parameterJacobianCache_.clear();
   }
   PetscInt reusedJacobians() const { return jacobianCache_.hits() + parameterJacobianCache_.hits(); }
+  // While on, the model is evaluated for a step re-taken from a checkpoint (Engine::replayStep):
+  // at the points the forward run evaluated it at, bit for bit, where the finiteness of f and f_u
+  // was checked then — not checked again — and the caches above are neither read nor written (a
+  // re-take between two reversed steps would otherwise evict the f_u the next reversed step reads,
+  // and copy every Newton Jacobian into the cache for nothing).
+  void setRetaking(bool on) { retaking_ = on; }
+  bool retaking() const { return retaking_; }
 
 private:
   PetscErrorCode evaluateParameterJacobian(PetscReal t, Vec u, const DiscreteState &d);
@@ -124,6 +131,7 @@ private:
   Mat J_ = nullptr, Jp_ = nullptr, A_ = nullptr;
   KSP consistencyKsp_ = nullptr;
   bool reuse_ = false;
+  bool retaking_ = false;
   MatEvaluationCache jacobianCache_, parameterJacobianCache_;
   IS algIS_ = nullptr, diffIS_ = nullptr;
   std::vector<PetscInt> diffRows_;  // global indices of owned differential rows

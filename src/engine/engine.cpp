@@ -808,8 +808,10 @@ PetscErrorCode Engine::checkReplayable() {
 // Re-take step n from the state record n − 1 holds (in the TS solution): after the transitions
 // the event log recorded at its end (their U⁺), in the mode the step ran in, with the size the
 // integrator took. Nothing is detected, located or applied again, and no user callback beyond
-// the model's right-hand side, Jacobian and algebraic equations runs. The TS's trajectory object
-// (which TSStep would set up, creating files) is detached meanwhile.
+// the model's right-hand side, Jacobian and algebraic equations runs; those run as retaking
+// (Dynamics::setRetaking: no finiteness checks of values the forward step checked, no evaluation
+// cache). The TS's trajectory object (which TSStep would set up, creating files) is detached
+// meanwhile.
 PetscErrorCode Engine::replayStep(PetscInt n) {
   const TrajectoryStore &traj = traj_;
   const auto &events = log_->records();
@@ -832,7 +834,10 @@ PetscErrorCode Engine::replayStep(PetscInt n) {
   PetscCall(TSAdaptSetAlwaysAccept(adapt, PETSC_TRUE));
   PetscCall(tsSwapTrajectoryObject(ts_, nullptr, &tj));
   PetscCall(TSSetTimeStep(ts_, opt_.testRebuiltSteps ? traj.time(n) - traj.time(n - 1) : traj.stepSize(n)));
+  const bool wasRetaking = dyn_.retaking();
+  dyn_.setRetaking(true);
   const PetscErrorCode ierr = TSStep(ts_);
+  dyn_.setRetaking(wasRetaking);
   PetscCall(tsSwapTrajectoryObject(ts_, tj, nullptr));
   PetscCall(TSAdaptSetAlwaysAccept(adapt, saved));
   dyn_.mode = mode;
