@@ -29,6 +29,7 @@
 #include <hybridsens/option_reader.hpp>
 #include <hybridsens/power/case_grid.hpp>
 #include <hybridsens/power/grid_costs.hpp>
+#include <hybridsens/power/grid_expression_cost.hpp>
 #include <hybridsens/power/grid_events.hpp>
 #include <hybridsens/power/readers.hpp>
 #include <hybridsens/small_model.hpp>
@@ -125,7 +126,7 @@ int main(int argc, char **argv) {
     PetscInt faultBus = 1;  // the last bus of the RAW file once it is read
     PetscBool skipUnknown = PETSC_FALSE, faultOptionSet = PETSC_FALSE;
     std::string csvFile, trajectoryFile;
-    std::vector<std::string> costChoice;
+    std::vector<std::string> costChoice, terminalExpressions, integralExpressions;
     PetscOptionsBegin(PETSC_COMM_WORLD, nullptr, "hybridsens-grid: the case", "");
     {
       OptionReader r(PetscOptionsObject);
@@ -199,6 +200,11 @@ int main(int argc, char **argv) {
       PetscCall(r.real("-vdip_min", "voltage-dip cost: |V| below this (pu) counts", &vdipMin, Range::positive()));
       // The adjoint carries one λ per cost: a large case with one H per generator needs a choice.
       PetscCall(r.textList("-grid_costs", "the costs to compute, by name: H<generator>, coi_spread, voltage_dip (default: all)", &costChoice));
+      // User costs from named quantities (grid_expression_cost.hpp), after the chosen ones.
+      PetscCall(r.textList("-grid_terminal_cost", "user costs e(u(T)), one per expression: sums of ±c*name, names delta omega dw Efd VR + generator, Vr Vi Vm + bus",
+                           &terminalExpressions));
+      PetscCall(r.textList("-grid_integral_cost", "user costs: the integral of e(u(t))^2 over the run, one per expression (names as -grid_terminal_cost)",
+                           &integralExpressions));
       PetscCall(r.text("-grid_csv", "write the sensitivity table (every cost, every parameter that has an effect) as CSV to this file", &csvFile));
       PetscCall(r.text("-grid_trajectory", "write frequencies, voltages, limited states, running costs (and gradients) per step as CSV to this file",
                        &trajectoryFile));
@@ -238,6 +244,12 @@ int main(int argc, char **argv) {
       }
       costs = std::move(chosen);
     }
+    for (int integral = 0; integral < 2; ++integral)
+      for (const std::string &text : integral ? integralExpressions : terminalExpressions) {
+        grid::GridExpression e;
+        PetscCall(grid::parseGridExpression(G, text, integral ? "-grid_integral_cost" : "-grid_terminal_cost", &e));
+        costs.push_back(std::make_unique<grid::GridExpressionCost>(G, e, integral == 1));
+      }
     std::vector<std::string> costNames;
     for (auto &c : costs) {
       PetscCall(c->setUp());

@@ -43,6 +43,22 @@ CASES = [
          error=r"must be applied and cleared before the final time -ts_max_time 1.1", area="grid"),
     # A misspelled option of the program would leave its default silently in place.
     Case("grid_misspelled_option", TOOL, [RAW, DYR, "-t_of", "1.2"], error=r"-t_of \(did you mean -t_off\?\)", area="grid"),
+    # user costs from named quantities
+    Case("grid_cost_unknown_quantity", TOOL, [RAW, DYR, "-grid_terminal_cost", "theta2"],
+         error=r"-grid_terminal_cost 'theta2': unknown quantity 'theta' \(names: delta omega dw Efd VR", area="grid"),
+    Case("grid_cost_unknown_generator", TOOL, [RAW, DYR, "-grid_terminal_cost", "delta1-delta7"],
+         error=r"-grid_terminal_cost 'delta1-delta7': no generator labelled 7", area="grid"),
+    Case("grid_cost_unknown_bus", TOOL, [RAW, DYR, "-grid_integral_cost", "Vm10-1"], error=r"-grid_integral_cost 'Vm10-1': no bus numbered 10 in the case",
+         area="grid"),
+    Case("grid_cost_no_index", TOOL, [RAW, DYR, "-grid_terminal_cost", "delta"], error=r"-grid_terminal_cost 'delta': expected a quantity at position 1",
+         area="grid"),
+    Case("grid_cost_dangling_product", TOOL, [RAW, DYR, "-grid_terminal_cost", "0.5*"],
+         error=r"-grid_terminal_cost '0.5\*': expected a quantity after '\*' at position 5", area="grid"),
+    Case("grid_cost_constant_only", TOOL, [RAW, DYR, "-grid_terminal_cost", "1"], error=r"-grid_terminal_cost '1' names no quantity", area="grid"),
+    Case("grid_cost_missing_operator", TOOL, [RAW, DYR, "-grid_terminal_cost", "delta1delta2"],
+         error=r"-grid_terminal_cost 'delta1delta2': expected \+ or - at position 7", area="grid"),
+    Case("grid_cost_bad_number", TOOL, [RAW, DYR, "-grid_terminal_cost", "delta1-1e999*delta2"],
+         error=r"-grid_terminal_cost 'delta1-1e999\*delta2': bad number at position 8", area="grid"),
     Case("grid_rfault_zero", TOOL, [RAW, DYR, "-rfault", "0"], error=option_error("-rfault"), area="grid"),
     Case("grid_negative_KA", TOOL, [RAW, DYR, "-KA2", "-1"], error=option_error("-KA2"), area="grid"),
     # Power-flow outputs set as parameters had no effect (a silent wrong answer): refused by name, saying why.
