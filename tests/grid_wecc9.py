@@ -19,7 +19,8 @@ Checks:
   * GENCLS (generator 3 as a classical machine, no exciter): at rest without a fault, E' constant
     through a fault, and -hs_check_gradient passes (adjoint = forward, FD, Taylor order 2);
   * user costs from named quantities (-grid_terminal_cost / -grid_integral_cost against the
-    example's -wecc9_terminal_cost / -wecc9_integral_cost, a separate implementation): the same
+    example's -wecc9_terminal_cost / -wecc9_integral_cost: one expression parser and cost, each
+    command's own names on its own model): the same
     costs and adjoint and forward gradients to <= 1e-10 relative to each cost's largest common
     entry (measured 3.1e-11), adjoint = forward <= 1e-12; the costs -grid_costs chooses come first.
 """

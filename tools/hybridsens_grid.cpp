@@ -246,9 +246,9 @@ int main(int argc, char **argv) {
     }
     for (int integral = 0; integral < 2; ++integral)
       for (const std::string &text : integral ? integralExpressions : terminalExpressions) {
-        grid::GridExpression e;
+        QuantityExpression e;
         PetscCall(grid::parseGridExpression(G, text, integral ? "-grid_integral_cost" : "-grid_terminal_cost", &e));
-        costs.push_back(std::make_unique<grid::GridExpressionCost>(G, e, integral == 1));
+        costs.push_back(std::make_unique<QuantityCost>(G, e, integral == 1));
       }
     std::vector<std::string> costNames;
     for (auto &c : costs) {
