@@ -25,6 +25,8 @@ Checks:
 """
 import argparse, csv, json, math, os, shutil, subprocess, sys, tempfile
 
+from grid_support import central_difference, check_central_differences, row_rel
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
 ap.add_argument("--source", required=True)
@@ -62,32 +64,12 @@ def run(opts, files=(), np=1, tmp=None):
     return out
 
 
-def row_rel(a, b):
-    scale = max(max(abs(x) for x in a), 1e-300)
-    return max(abs(x - y) for x, y in zip(a, b)) / scale
-
-
 def fd(opts, files, name, base, k, h):
-    plus = run(opts + [f"-{name}", repr(base + h)], files)["objective"][k]
-    minus = run(opts + [f"-{name}", repr(base - h)], files)["objective"][k]
-    return (plus - minus) / (2 * h)
+    return central_difference(run, opts, files, name, base, k, h)
 
 
 def check_fd(label, opts, files, s, costs, params, tol=1e-6, step=1e-6):
-    names, cn = s["parameter_names"], s["costs"]
-    for c in costs:
-        k = cn.index(c)
-        grad = s["gradient"]["p"][k]
-        scale = max(abs(grad[names.index(p)]) for p in params)
-        worst, where = 0.0, ""
-        for p in params:
-            j = names.index(p)
-            base = s["parameters"][j]
-            g = fd(opts, files, p, base, k, step * max(1.0, abs(base)))
-            err = abs(g - grad[j]) / max(scale, 1e-300)
-            if err > worst:
-                worst, where = err, p
-        check(worst <= tol, f"{label}: d{c}/d({', '.join(params)}): adjoint vs central differences {worst:.1e} <= {tol:g} (worst {where})")
+    check_central_differences(run, check, label, opts, files, s, costs, params, tol, step)
 
 
 if args.ranks_only:  # the first run's command, mpiexec -n 2 against 1 rank

@@ -30,6 +30,8 @@ Checks:
 """
 import argparse, csv, json, os, shutil, subprocess, sys, tempfile
 
+from grid_support import check_central_differences, row_rel
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--build", required=True)
 ap.add_argument("--source", required=True)
@@ -67,11 +69,6 @@ def run(opts, files=(), np=1, expect_ok=True):
     return out
 
 
-def row_rel(a, b):
-    scale = max(max(abs(x) for x in a), 1e-300)
-    return max(abs(x - y) for x, y in zip(a, b)) / scale
-
-
 def grad_rel(s, t, key="gradient"):
     return max(row_rel(a, b) for a, b in zip(s[key]["p"], t[key]["p"]) if max(abs(x) for x in a) > 0)
 
@@ -81,20 +78,7 @@ def adjoint_forward(s):
 
 
 def check_fd(label, opts, files, s, costs, params, tol=1e-6, step=1e-6):
-    names, cn = s["parameter_names"], s["costs"]
-    for c in costs:
-        k = cn.index(c)
-        grad = s["gradient"]["p"][k]
-        scale = max(abs(grad[names.index(p)]) for p in params)
-        worst, where = 0.0, ""
-        for p in params:
-            j = names.index(p)
-            base, h = s["parameters"][j], step * max(1.0, abs(s["parameters"][j]))
-            g = (run(opts + [f"-{p}", repr(base + h)], files)["objective"][k] - run(opts + [f"-{p}", repr(base - h)], files)["objective"][k]) / (2 * h)
-            err = abs(g - grad[j]) / max(scale, 1e-300)
-            if err > worst:
-                worst, where = err, p
-        check(worst <= tol, f"{label}: d{c}/d({', '.join(params)}): adjoint vs central differences {worst:.1e} <= {tol:g} (worst {where})")
+    check_central_differences(run, check, label, opts, files, s, costs, params, tol, step)
 
 
 # ---- ZIP loads at rest ------------------------------------------------------------------------
