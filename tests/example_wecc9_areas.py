@@ -12,7 +12,12 @@ Checks:
     parameters equals the full-parameter run's (≤ 1e-13), and its objective is bit-identical;
   * must-fail: without the event-time terms the gradient w.r.t. t_off is wrong;
   * -fault_bus 16 (bus 7 of area 2) moves the fault to area 2;
-  * 1, 2 (MUMPS) and 3 ranks give the same events, objectives and gradients ≤ 1e-12.
+  * 1, 2 (MUMPS) and 3 ranks give the same events, objectives and gradients ≤ 1e-12;
+  * 112 areas (6384 unknowns, above the size from which several ranks solve by GMRES with
+    block Jacobi): at 2 and 3 ranks the same events, forward and adjoint gradients as 1 rank
+    (≤ 1e-12) and forward = adjoint (≤ 1e-12), with no fall-back to a direct solve; with
+    -krylov_ksp_max_it 2 the solve falls back, says so, and the gradients stay the serial ones;
+    must-fail: with -krylov_ksp_rtol 1e-4 the gradients move away from the serial ones.
 """
 import wecc9_support as support
 from wecc9_support import check, finish, relmax
@@ -102,5 +107,26 @@ for np_, extra in [(2, ["-pc_factor_mat_solver_type", "mumps"]), (3, ["-pc_facto
     dobj = max(abs(a - b) for a, b in zip(r["objective"], ref["objective"])) / max(abs(b) for b in ref["objective"])
     dg = relmax(r["gradient"]["p"], ref["gradient"]["p"])
     check(same_events and dobj <= 1e-12 and dg <= 1e-12, f"{np_} ranks: same events, objectives {dobj:.1e}, gradients {dg:.1e} (<= 1e-12)")
+
+# ---- the Krylov default from 5000 unknowns on several ranks ------------------------------------
+BIG = ["-areas", "112", "-param_areas", "1", "-cost_generators", "3", "-ts_max_time", "1.5", "-hs_adjoint", "-hs_forward"]
+ref = run(BIG)
+check(len(ref["final_state"]) == 112 * 57, f"112 areas: {len(ref['final_state'])} unknowns (from 5000 the Krylov default)")
+for np_ in (2, 3):
+    r = run(BIG, np=np_)
+    same_events = [(e["guard"], round(e["time"], 12)) for e in r["events"]] == [(e["guard"], round(e["time"], 12)) for e in ref["events"]]
+    dg = relmax(r["gradient"]["p"], ref["gradient"]["p"])
+    dfg = relmax(r["forward_gradient"]["p"], ref["forward_gradient"]["p"])
+    fa = relmax(r["gradient"]["p"], r["forward_gradient"]["p"])
+    check(same_events and max(dg, dfg, fa) <= 1e-12,
+          f"{np_} ranks, 6384 unknowns: same events, adjoint {dg:.1e} and forward {dfg:.1e} gradients as 1 rank, forward = adjoint {fa:.1e} (<= 1e-12)")
+check("did not converge" not in r["stdout"], "the Krylov solves converge on the coupled areas (no fall-back to a direct solve)")
+fb = run(BIG + ["-krylov_ksp_max_it", "2"], np=2)
+dfb = relmax(fb["gradient"]["p"], ref["gradient"]["p"])
+check("GMRES with block Jacobi (-krylov_ksp_rtol 1e-12) did not converge (DIVERGED_ITS after 2 iterations)" in fb["stdout"] and dfb <= 1e-12,
+      f"-krylov_ksp_max_it 2: the integrator's solve says it falls back to the direct solve, and the gradients stay the serial ones ({dfb:.1e} <= 1e-12)")
+loose = run(BIG + ["-krylov_ksp_rtol", "1e-4"], np=2)
+dl = relmax(loose["gradient"]["p"], ref["gradient"]["p"])
+check(dl > 1e-10, f"must-fail: with -krylov_ksp_rtol 1e-4 the 2-rank adjoint gradients part from serial by {dl:.1e} > 1e-10")
 
 finish()

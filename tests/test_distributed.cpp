@@ -18,7 +18,7 @@
 // relative, ids, discrete states, step indices) and its gathered u⁺ at every event and final
 // state (≤ 1e-12 relative). Registered at 1, 2 and 3 ranks, for CN and RK4.
 #include "test_support.hpp"
-#include "util/direct_solver.hpp"
+#include "util/linear_solve_defaults.hpp"
 #include "util/gather.hpp"
 
 #include <hybridsens/hybridsens.hpp>
@@ -415,10 +415,13 @@ TEST(Distributed, DefaultLinearSolveBySizeAndRanks) {
   EXPECT_EQ(defaultLinearSolve(2, 1), LinearSolveKind::SerialLU);
   EXPECT_EQ(defaultLinearSolve(10000000, 1), LinearSolveKind::SerialLU);
   EXPECT_EQ(defaultLinearSolve(2, 2), LinearSolveKind::RedundantLU);
-  EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow - 1, 2), LinearSolveKind::RedundantLU);
-  EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow, 2), LinearSolveKind::ParallelDirect);
+  EXPECT_EQ(defaultLinearSolve(kKrylovFrom - 1, 2), LinearSolveKind::RedundantLU);
+  EXPECT_EQ(defaultLinearSolve(kKrylovFrom, 2), LinearSolveKind::BlockJacobiKrylov);
+  EXPECT_EQ(defaultLinearSolve(10000000, 3), LinearSolveKind::BlockJacobiKrylov);
   // Zeros on the diagonal (index 2): a pivoting LU — MUMPS alone, or inside PCREDUNDANT.
   EXPECT_EQ(defaultLinearSolve(2, 1, true), LinearSolveKind::ParallelDirect);
   EXPECT_EQ(defaultLinearSolve(2, 2, true), LinearSolveKind::RedundantPivotingLU);
+  EXPECT_EQ(defaultLinearSolve(kKrylovFrom, 2, true), LinearSolveKind::RedundantPivotingLU);
+  EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow - 1, 2, true), LinearSolveKind::RedundantPivotingLU);
   EXPECT_EQ(defaultLinearSolve(kRedundantLUBelow, 3, true), LinearSolveKind::ParallelDirect);
 }

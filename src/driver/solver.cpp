@@ -1,6 +1,6 @@
 #include "hybridsens/solver.hpp"
 
-#include "util/direct_solver.hpp"
+#include "util/linear_solve_defaults.hpp"
 
 #include "engine/dynamics.hpp"
 #include "engine/engine.hpp"
@@ -37,7 +37,7 @@ PetscErrorCode Solver::createTs() {
   PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
   PetscCall(TSGetSNES(ts_, &snes));
   PetscCall(SNESGetKSP(snes, &ksp));
-  PetscCall(setDirectSolveDefaults(ksp));
+  PetscCall(setLinearSolveDefaults(ksp));
   PetscFunctionReturn(0);
 }
 
@@ -79,7 +79,7 @@ PetscErrorCode Solver::setFromOptions() {
     PetscCall(TSGetSNES(ts_, &snes));
     PetscCall(SNESGetKSP(snes, &ksp));
     PetscCall(VecGetSize(dyn_->templateVec(), &N));
-    PetscCall(refreshDirectSolveDefaults(ksp, N, &kspDefault_, dyn_->isIndex2()));
+    PetscCall(refreshLinearSolveDefaults(ksp, N, &kspDefault_, dyn_->isIndex2()));
   }
   // What the program set through the API is the default the command line overrides.
   SolverOptions o = opt_;

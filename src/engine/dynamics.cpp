@@ -1,6 +1,6 @@
 #include "engine/dynamics.hpp"
 
-#include "util/direct_solver.hpp"
+#include "util/linear_solve_defaults.hpp"
 #include "util/petsc_internals.hpp"
 #include "util/user_call.hpp"
 
@@ -88,7 +88,7 @@ PetscErrorCode Dynamics::setUp() {
     PetscCall(KSPSetOptionsPrefix(consistencyKsp_, "hs_consistency_"));
     // An index-2 DAE's hidden-constraint matrix [I −f_y; k_x 0] has zeros on its algebraic
     // diagonal: a pivoting LU (MUMPS) factors it where PETSc's own LU stops at a zero pivot.
-    PetscCall(setDirectSolveDefaults(consistencyKsp_, N, index2_));
+    PetscCall(setLinearSolveDefaults(consistencyKsp_, N, index2_));
     PetscCall(KSPSetFromOptions(consistencyKsp_));
   }
   PetscFunctionReturn(0);
@@ -164,7 +164,7 @@ PetscErrorCode Dynamics::attach(TS ts) {
       KSP ksp;
       PetscCall(TSGetSNES(ts, &snes));
       PetscCall(SNESGetKSP(snes, &ksp));
-      PetscCall(setDirectSolveDefaults(ksp, -1, true));
+      PetscCall(setLinearSolveDefaults(ksp, -1, true));
       PetscCall(SNESSetConvergenceTest(snes, Index2StepConverged, this, nullptr));
     }
     PetscCall(TSSetIFunction(ts, nullptr, IFunction, this));

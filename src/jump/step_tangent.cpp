@@ -1,6 +1,6 @@
 #include "jump/step_tangent.hpp"
 
-#include "util/direct_solver.hpp"
+#include "util/linear_solve_defaults.hpp"
 
 namespace hybridsens {
 
@@ -32,7 +32,7 @@ PetscErrorCode StepTangent::setUp(Vec like) {
   PetscInt N;
   PetscCall(VecGetSize(like, &N));
   // The step's matrix has zeros on an index-2 DAE's algebraic diagonal: pivoting LU.
-  PetscCall(setDirectSolveDefaults(ksp_, N, dyn_.isIndex2()));
+  PetscCall(setLinearSolveDefaults(ksp_, N, dyn_.isIndex2()));
   PetscCall(KSPSetFromOptions(ksp_));
   PetscFunctionReturn(0);
 }

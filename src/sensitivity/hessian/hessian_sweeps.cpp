@@ -2,7 +2,7 @@
 #include "sensitivity/hessian/hessian_sweeps.hpp"
 
 #include "sensitivity/configuration.hpp"
-#include "util/direct_solver.hpp"
+#include "util/linear_solve_defaults.hpp"
 #include "util/gather.hpp"
 #include "util/petsc_internals.hpp"
 #include "util/user_call.hpp"
@@ -103,7 +103,7 @@ PetscErrorCode HessianSweeps::setUp() {
       PetscCall(KSPSetOptionsPrefix(ksp_, "hs_hessian_"));
       PetscInt N;
       PetscCall(VecGetSize(dyn_.templateVec(), &N));
-      PetscCall(setDirectSolveDefaults(ksp_, N));
+      PetscCall(setLinearSolveDefaults(ksp_, N));
       PetscCall(KSPSetFromOptions(ksp_));
     }
   }

@@ -1,11 +1,13 @@
-#include "util/direct_solver.hpp"
+#include "util/linear_solve_defaults.hpp"
+
+#include "util/krylov_with_fallback.hpp"
 
 namespace hybridsens {
 
 LinearSolveKind defaultLinearSolve(PetscInt globalSize, PetscMPIInt ranks, bool needsPivoting) {
   if (ranks <= 1) return needsPivoting ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU;
-  if (globalSize >= kRedundantLUBelow) return LinearSolveKind::ParallelDirect;
-  return needsPivoting ? LinearSolveKind::RedundantPivotingLU : LinearSolveKind::RedundantLU;
+  if (needsPivoting) return globalSize >= kRedundantLUBelow ? LinearSolveKind::ParallelDirect : LinearSolveKind::RedundantPivotingLU;
+  return globalSize >= kKrylovFrom ? LinearSolveKind::BlockJacobiKrylov : LinearSolveKind::RedundantLU;
 }
 
 // Whether the user chose the solver for this KSP's prefix on the command line (or in the
@@ -23,18 +25,17 @@ static PetscErrorCode userChoseSolver(KSP ksp, bool *chose) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize, bool needsPivoting) {
+PetscErrorCode setLinearSolveKind(KSP ksp, LinearSolveKind kind, PetscInt globalSize) {
   PC pc;
-  PetscMPIInt size;
-  bool chose;
   PetscFunctionBeginUser;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  PetscCall(userChoseSolver(ksp, &chose));
-  PetscCall(KSPSetType(ksp, KSPPREONLY));
   PetscCall(KSPGetPC(ksp, &pc));
-  const LinearSolveKind kind = globalSize < 0 || chose ? (size > 1 || needsPivoting ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU)
-                                                      : defaultLinearSolve(globalSize, size, needsPivoting);
+  if (kind == LinearSolveKind::BlockJacobiKrylov) {
+    PetscCall(setKrylovWithDirectFallback(ksp, globalSize));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(KSPSetType(ksp, KSPPREONLY));
   switch (kind) {
+  case LinearSolveKind::BlockJacobiKrylov:  // handled above
   case LinearSolveKind::SerialLU:
     PetscCall(PCSetType(pc, PCLU));
     break;
@@ -66,6 +67,18 @@ PetscErrorCode setDirectSolveDefaults(KSP ksp, PetscInt globalSize, bool needsPi
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode setLinearSolveDefaults(KSP ksp, PetscInt globalSize, bool needsPivoting) {
+  PetscMPIInt size;
+  bool chose;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  PetscCall(userChoseSolver(ksp, &chose));
+  const LinearSolveKind kind = globalSize < 0 || chose ? (size > 1 || needsPivoting ? LinearSolveKind::ParallelDirect : LinearSolveKind::SerialLU)
+                                                      : defaultLinearSolve(globalSize, size, needsPivoting);
+  PetscCall(setLinearSolveKind(ksp, kind, globalSize));
+  PetscFunctionReturn(0);
+}
+
 // What identifies a configuration: KSP type, PC type and, for a factorization, its package.
 static PetscErrorCode signature(KSP ksp, std::string *out) {
   KSPType kt;
@@ -86,19 +99,19 @@ static PetscErrorCode signature(KSP ksp, std::string *out) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode refreshDirectSolveDefaults(KSP ksp, PetscInt globalSize, std::string *applied, bool needsPivoting) {
+PetscErrorCode refreshLinearSolveDefaults(KSP ksp, PetscInt globalSize, std::string *applied, bool needsPivoting) {
   std::string now;
   PetscFunctionBeginUser;
-  if (applied->empty()) {  // what setDirectSolveDefaults(ksp) set at creation
+  if (applied->empty()) {  // what setLinearSolveDefaults(ksp) set at creation
     KSP probe;
     PetscCall(KSPCreate(PetscObjectComm((PetscObject)ksp), &probe));
-    PetscCall(setDirectSolveDefaults(probe));
+    PetscCall(setLinearSolveDefaults(probe));
     PetscCall(signature(probe, applied));
     PetscCall(KSPDestroy(&probe));
   }
   PetscCall(signature(ksp, &now));
   if (now == *applied) {
-    PetscCall(setDirectSolveDefaults(ksp, globalSize, needsPivoting));
+    PetscCall(setLinearSolveDefaults(ksp, globalSize, needsPivoting));
     PetscCall(signature(ksp, applied));
   }
   PetscFunctionReturn(0);

@@ -1,0 +1,193 @@
+#include "util/krylov_with_fallback.hpp"
+
+#include "util/linear_solve_defaults.hpp"
+
+#include <string>
+
+namespace hybridsens {
+
+namespace {
+
+constexpr const char *kShellName = "hybridsens: GMRES + block Jacobi (rank-local LU), direct solve if it does not converge";
+
+struct KrylovWithFallback {
+  KSP krylov = nullptr;    // GMRES + block Jacobi, prefix <outer>krylov_
+  KSP direct = nullptr;    // made on the first failure of `krylov`
+  PetscInt globalSize = 0; // picks the direct solve
+  bool fellBack = false;
+};
+
+// Block Jacobi's blocks get their solvers when the PC is set up, with ILU(0) as PETSc's default:
+// before the first solve (and so before the blocks are factored), give every block PETSc's LU
+// unless the options name the blocks' preconditioner (-<prefix>sub_pc_type).
+PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *) {
+  PC pc;
+  PetscBool isBJacobi;
+  PetscInt nLocal;
+  KSP *blocks;
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCBJACOBI, &isBJacobi));
+  if (!isBJacobi) PetscFunctionReturn(0);
+  PetscCall(KSPSetUp(ksp));  // creates the blocks' solvers; factoring waits for KSPSetUpOnBlocks
+  PetscCall(PCBJacobiGetSubKSP(pc, &nLocal, nullptr, &blocks));
+  for (PetscInt b = 0; b < nLocal; ++b) {
+    const char *subPrefix;
+    PetscBool chosen;
+    PC subPc;
+    PetscCall(KSPGetOptionsPrefix(blocks[b], &subPrefix));
+    PetscCall(PetscOptionsHasName(nullptr, subPrefix, "-pc_type", &chosen));
+    if (chosen) continue;
+    PetscCall(KSPGetPC(blocks[b], &subPc));
+    PetscCall(PCSetType(subPc, PCLU));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode shellContext(PC pc, KrylovWithFallback **ctx) {
+  void *c;
+  PetscFunctionBeginUser;
+  PetscCall(PCShellGetContext(pc, &c));
+  *ctx = static_cast<KrylovWithFallback *>(c);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode setUpShell(PC pc) {
+  KrylovWithFallback *ctx = nullptr;
+  Mat A, P;
+  PetscFunctionBeginUser;
+  PetscCall(shellContext(pc, &ctx));
+  PetscCall(PCGetOperators(pc, &A, &P));
+  PetscCall(KSPSetOperators(ctx->krylov, A, P));
+  if (ctx->direct) PetscCall(KSPSetOperators(ctx->direct, A, P));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode makeDirect(PC pc, KrylovWithFallback *ctx) {
+  const char *prefix;
+  Mat A, P;
+  PetscFunctionBeginUser;
+  PetscCall(KSPCreate(PetscObjectComm((PetscObject)pc), &ctx->direct));
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(KSPSetOptionsPrefix(ctx->direct, prefix));
+  PetscCall(KSPAppendOptionsPrefix(ctx->direct, "direct_"));
+  PetscCall(setLinearSolveKind(ctx->direct, ctx->globalSize < kRedundantLUBelow ? LinearSolveKind::RedundantLU : LinearSolveKind::ParallelDirect,
+                               ctx->globalSize));
+  PetscCall(KSPSetFromOptions(ctx->direct));
+  PetscCall(PCGetOperators(pc, &A, &P));
+  PetscCall(KSPSetOperators(ctx->direct, A, P));
+  PetscFunctionReturn(0);
+}
+
+// Solve with the Krylov method while it converges; on its first failure, switch to the direct
+// solve for good (a grid partition that defeats block Jacobi once will again) and redo the solve.
+PetscErrorCode solve(PC pc, Vec b, Vec x, bool transpose) {
+  KrylovWithFallback *ctx = nullptr;
+  KSPConvergedReason reason;
+  PetscFunctionBeginUser;
+  PetscCall(shellContext(pc, &ctx));
+  if (!ctx->fellBack) {
+    if (transpose) PetscCall(KSPSolveTranspose(ctx->krylov, b, x));
+    else PetscCall(KSPSolve(ctx->krylov, b, x));
+    PetscCall(KSPGetConvergedReason(ctx->krylov, &reason));
+    if (reason > 0) PetscFunctionReturn(0);
+    PetscInt its;
+    PetscReal rtol;
+    const char *prefix, *outerPrefix;
+    PetscCall(KSPGetIterationNumber(ctx->krylov, &its));
+    PetscCall(KSPGetTolerances(ctx->krylov, &rtol, nullptr, nullptr, nullptr));
+    PetscCall(KSPGetOptionsPrefix(ctx->krylov, &prefix));
+    PetscCall(PCGetOptionsPrefix(pc, &outerPrefix));
+    ctx->fellBack = true;
+    PetscCall(makeDirect(pc, ctx));
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc),
+                          "hybridsens: GMRES with block Jacobi (-%sksp_rtol %g) did not converge (%s after %" PetscInt_FMT
+                          " iterations): this solve and the rest of the run use a direct solve instead (-%spc_type redundant from the start "
+                          "skips the trial)\n",
+                          prefix ? prefix : "", (double)rtol, KSPConvergedReasons[reason], its, outerPrefix ? outerPrefix : ""));
+  }
+  if (transpose) PetscCall(KSPSolveTranspose(ctx->direct, b, x));
+  else PetscCall(KSPSolve(ctx->direct, b, x));
+  PetscCall(KSPGetConvergedReason(ctx->direct, &reason));
+  // A direct solve that fails (a zero pivot) fails this PC, as the direct default's own would.
+  if (reason < 0) PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode applyShell(PC pc, Vec b, Vec x) { return solve(pc, b, x, false); }
+PetscErrorCode applyShellTranspose(PC pc, Vec b, Vec x) { return solve(pc, b, x, true); }
+
+PetscErrorCode viewShell(PC pc, PetscViewer viewer) {
+  KrylovWithFallback *ctx = nullptr;
+  PetscFunctionBeginUser;
+  PetscCall(shellContext(pc, &ctx));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", ctx->fellBack ? "fell back to the direct solve:" : "Krylov solve:"));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(KSPView(ctx->fellBack ? ctx->direct : ctx->krylov, viewer));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode destroyShell(PC pc) {
+  KrylovWithFallback *ctx = nullptr;
+  PetscFunctionBeginUser;
+  PetscCall(shellContext(pc, &ctx));
+  PetscCall(KSPDestroy(&ctx->krylov));
+  PetscCall(KSPDestroy(&ctx->direct));
+  delete ctx;
+  PetscFunctionReturn(0);
+}
+
+} // namespace
+
+PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize) {
+  PC pc;
+  const char *prefix;
+  auto *ctx = new KrylovWithFallback;
+  PetscFunctionBeginUser;
+  ctx->globalSize = globalSize;
+  PetscCall(KSPCreate(PetscObjectComm((PetscObject)ksp), &ctx->krylov));
+  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+  PetscCall(KSPSetOptionsPrefix(ctx->krylov, prefix));
+  PetscCall(KSPAppendOptionsPrefix(ctx->krylov, "krylov_"));
+  PetscCall(KSPSetType(ctx->krylov, KSPGMRES));
+  PetscCall(KSPGMRESSetRestart(ctx->krylov, kKrylovTrialIterations));
+  PetscCall(KSPSetTolerances(ctx->krylov, kKrylovRtol, 0.0, PETSC_DEFAULT, kKrylovTrialIterations));
+  PetscCall(KSPSetPreSolve(ctx->krylov, exactBlocks, nullptr));
+  {
+    PC inner;
+    PetscCall(KSPGetPC(ctx->krylov, &inner));
+    PetscCall(PCSetType(inner, PCBJACOBI));
+  }
+  PetscCall(KSPSetFromOptions(ctx->krylov));
+  PetscCall(KSPSetType(ksp, KSPPREONLY));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCSHELL));
+  PetscCall(PCShellSetContext(pc, ctx));
+  PetscCall(PCShellSetName(pc, kShellName));
+  PetscCall(PCShellSetSetUp(pc, setUpShell));
+  PetscCall(PCShellSetApply(pc, applyShell));
+  PetscCall(PCShellSetApplyTranspose(pc, applyShellTranspose));
+  PetscCall(PCShellSetView(pc, viewShell));
+  PetscCall(PCShellSetDestroy(pc, destroyShell));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode krylovFellBack(KSP ksp, bool *fellBack) {
+  PC pc;
+  PetscBool isShell;
+  const char *name = nullptr;
+  PetscFunctionBeginUser;
+  *fellBack = false;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isShell));
+  if (!isShell) PetscFunctionReturn(0);
+  PetscCall(PCShellGetName(pc, &name));
+  if (!name || std::string(name) != kShellName) PetscFunctionReturn(0);
+  KrylovWithFallback *ctx = nullptr;
+  PetscCall(shellContext(pc, &ctx));
+  *fellBack = ctx->fellBack;
+  PetscFunctionReturn(0);
+}
+
+} // namespace hybridsens

@@ -1,0 +1,71 @@
+// The library's default for every linear solve it owns or configures (the integrator's, the DAE
+// consistency solves, the step tangent, the Hessian sweeps), chosen by the system's global size
+// and the number of ranks (docs/parallel.md has the measurements). Forward and adjoint
+// sensitivities agree to round-off only with solves exact to round-off (docs/petsc-3.18.md §9):
+// a direct LU, or a Krylov method run to a relative residual of kKrylovRtol.
+//   one rank                                PETSc's LU;
+//   several ranks, below kKrylovFrom         PCREDUNDANT: every rank factors a copy with PETSc's
+//                                           LU (exact like the serial LU; on small systems the
+//                                           Krylov iterations' synchronizations cost more than
+//                                           the work they share out);
+//   several ranks, from kKrylovFrom          GMRES preconditioned by block Jacobi with one block
+//                                           per rank, each factored by PETSc's LU: the
+//                                           factorization and the factor's memory divide over
+//                                           the ranks (1.5x faster than one rank for the adjoint
+//                                           of a 63k-unknown grid on 2 ranks, where the
+//                                           redundant LU was 1.1x slower). Where block Jacobi
+//                                           does not converge (ranks cutting a meshed network),
+//                                           the KSP falls back to the direct solve below
+//                                           (util/krylov_with_fallback.hpp).
+// A matrix with structural zeros on its diagonal (an index-2 DAE's) needs a pivoting LU: MUMPS
+// on one rank and on large systems; below kRedundantLUBelow on several ranks PCREDUNDANT with a
+// serial pivoting LU inside (SuperLU, else MUMPS on each rank's copy) — MUMPS across the ranks
+// synchronizes them at every solve: a 42-unknown index-2 DAE's forward + adjoint solve and
+// serial reference took 4.4 s at 2 ranks and 11.4 s at 3 with it, 1.2 s and 2.8 s redundant.
+// A user's -ksp_type, -pc_type or -pc_factor_mat_solver_type for the KSP's prefix selects the
+// plain direct LU (MUMPS in parallel) instead, which those options then change — so that
+// e.g. -pc_factor_mat_solver_type superlu_dist alone means an LU by SuperLU_dist.
+#pragma once
+
+#include <petscksp.h>
+
+#include <string>
+
+namespace hybridsens {
+
+enum class LinearSolveKind { SerialLU, RedundantLU, RedundantPivotingLU, BlockJacobiKrylov, ParallelDirect };
+
+// From this many unknowns on several ranks: block Jacobi + GMRES (measured on the coupled-area
+// grids at 2 ranks: slower than the redundant LU at 1.7k unknowns, faster from 6.4k).
+constexpr PetscInt kKrylovFrom = 5000;
+// The Krylov default's relative tolerance (left-preconditioned residual; block Jacobi with exact
+// blocks leaves the identity plus a low-rank coupling, so GMRES ends with a steep drop). On a
+// 6.4k-unknown grid at 2 and 3 ranks it gives forward = adjoint to 2e-14 and the serial
+// gradients to 6e-14 (1e-10 gives the same; 1e-6 parts from serial by 7e-12, 1e-4 by 7e-8).
+// Tighter is not safe: at 3 ranks the consistency solves stall at 2.8e-13 (round-off).
+constexpr PetscReal kKrylovRtol = 1e-12;
+// A pivoting LU below this many unknowns on several ranks: every rank factors a copy; from it
+// MUMPS, so that no rank has to hold a whole factor of a very large system (not measured).
+constexpr PetscInt kRedundantLUBelow = 200000;
+
+// The default for a system of globalSize unknowns on `ranks` ranks (needsPivoting: see
+// setLinearSolveDefaults).
+LinearSolveKind defaultLinearSolve(PetscInt globalSize, PetscMPIInt ranks, bool needsPivoting = false);
+
+// Sets ksp's type and preconditioner to the default for a system of globalSize unknowns on the
+// KSP's communicator (globalSize < 0: not known yet — the plain direct LU, MUMPS in parallel).
+// Call before KSPSetFromOptions, which lets the command line override it. needsPivoting (a
+// matrix with structural zeros on its diagonal, e.g. an index-2 DAE's): a pivoting LU (MUMPS, or
+// SuperLU inside PCREDUNDANT), since PETSc's own LU stops at a zero pivot.
+PetscErrorCode setLinearSolveDefaults(KSP ksp, PetscInt globalSize = -1, bool needsPivoting = false);
+
+// Sets ksp to one kind of solve (globalSize: the system's, for the Krylov kind's fallback).
+PetscErrorCode setLinearSolveKind(KSP ksp, LinearSolveKind kind, PetscInt globalSize);
+
+// For a KSP whose defaults were set before its system size was known: applies the default for
+// globalSize if the KSP still holds what the library set last (*applied; empty: what
+// setLinearSolveDefaults(ksp) sets), and leaves a configuration the program changed through
+// the API alone. *applied is updated to what the KSP holds afterwards.
+PetscErrorCode refreshLinearSolveDefaults(KSP ksp, PetscInt globalSize, std::string *applied, bool needsPivoting = false);
+
+} // namespace hybridsens
