@@ -3,7 +3,7 @@
 (-areas 112: 1008 buses, 6384 states; -areas 1112: 10008 buses, 63384 states). A measurement,
 not a test: it asserts only the agreement check below.
 
-    python3 bench/scaling.py --build build [--areas 112,1112] [--reps 3] [--T 1.5]
+    python3 bench/scaling.py --build build [--areas 112,1112] [--reps 3] [--T 1.5] [--extra "OPTIONS"]
 
 For each grid, simulation and adjoint (3 costs H_1..H_3, the 29 parameters of area 1): every
 repetition runs 1 rank and 2 ranks back to back, alternating which goes first (ABBA), so that a
@@ -33,6 +33,7 @@ ap.add_argument("--areas", default="112,1112")
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--T", type=float, default=1.5)
 ap.add_argument("--mpiexec", default="mpiexec")
+ap.add_argument("--extra", default="", help="more options for every run (e.g. \"-pc_type redundant\" to compare with the default)")
 a = ap.parse_args()
 exe = os.path.join(a.build, "examples", "wecc9")
 env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
@@ -46,7 +47,7 @@ def loadavg():
 def run(areas, np_, mode, summary=None):
     """Solve time (s) and peak RSS per rank (MiB) of one run."""
     cmd = [a.mpiexec, "-n", str(np_), sys.executable, os.path.abspath(__file__), "--report-rss", exe,
-           "-areas", str(areas), "-param_areas", "1", "-cost_generators", "3", "-ts_max_time", str(a.T), "-hs_forward_u0", "-1"]
+           "-areas", str(areas), "-param_areas", "1", "-cost_generators", "3", "-ts_max_time", str(a.T), "-hs_forward_u0", "-1", *a.extra.split()]
     if mode == "adjoint":
         cmd.append("-hs_adjoint")
     if summary:
