@@ -19,7 +19,8 @@ struct KrylovWithFallback {
 
 // Block Jacobi's blocks get their solvers when the PC is set up, with ILU(0) as PETSc's default:
 // before the first solve (and so before the blocks are factored), give every block PETSc's LU
-// unless the options name the blocks' preconditioner (-<prefix>sub_pc_type).
+// with a fill-reducing ordering unless the options name the blocks' preconditioner
+// (-<prefix>sub_pc_type).
 PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *) {
   PC pc;
   PetscBool isBJacobi;
@@ -40,6 +41,7 @@ PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *) {
     if (chosen) continue;
     PetscCall(KSPGetPC(blocks[b], &subPc));
     PetscCall(PCSetType(subPc, PCLU));
+    PetscCall(useFillReducingOrdering(subPc));
   }
   PetscFunctionReturn(0);
 }

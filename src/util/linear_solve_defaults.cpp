@@ -25,6 +25,20 @@ static PetscErrorCode userChoseSolver(KSP ksp, bool *chose) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode useFillReducingOrdering(PC pc) {
+  PetscFunctionBeginUser;
+#if defined(PETSC_HAVE_SUITESPARSE)
+  const char *prefix;
+  PetscBool chosen;
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(PetscOptionsHasName(nullptr, prefix, "-pc_factor_mat_ordering_type", &chosen));
+  if (!chosen) PetscCall(PCFactorSetMatOrderingType(pc, MATORDERINGAMD));
+#else
+  (void)pc;
+#endif
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode setLinearSolveKind(KSP ksp, LinearSolveKind kind, PetscInt globalSize) {
   PC pc;
   PetscFunctionBeginUser;
@@ -38,11 +52,19 @@ PetscErrorCode setLinearSolveKind(KSP ksp, LinearSolveKind kind, PetscInt global
   case LinearSolveKind::BlockJacobiKrylov:  // handled above
   case LinearSolveKind::SerialLU:
     PetscCall(PCSetType(pc, PCLU));
+    PetscCall(useFillReducingOrdering(pc));
     break;
-  case LinearSolveKind::RedundantLU:
+  case LinearSolveKind::RedundantLU: {
     // The inner solver of PCREDUNDANT is PREONLY + PETSc's LU on one rank (its defaults).
+    KSP inner;
+    PC innerPc;
     PetscCall(PCSetType(pc, PCREDUNDANT));
+    PetscCall(PCRedundantGetKSP(pc, &inner));
+    PetscCall(KSPGetPC(inner, &innerPc));
+    PetscCall(PCSetType(innerPc, PCLU));
+    PetscCall(useFillReducingOrdering(innerPc));
     break;
+  }
   case LinearSolveKind::RedundantPivotingLU: {
     // PCREDUNDANT's own inner LU is PETSc's, which stops at a zero pivot: give it a pivoting one.
     KSP inner;

@@ -59,6 +59,12 @@ LinearSolveKind defaultLinearSolve(PetscInt globalSize, PetscMPIInt ranks, bool 
 // SuperLU inside PCREDUNDANT), since PETSc's own LU stops at a zero pivot.
 PetscErrorCode setLinearSolveDefaults(KSP ksp, PetscInt globalSize = -1, bool needsPivoting = false);
 
+// PETSc's LU on pc with AMD ordering (SuiteSparse's, where PETSc has it) unless the options
+// name one for pc's prefix: on the grids measured it needs 6x fewer flops per factorization
+// than PETSc's default nested dissection (63k unknowns: 2.6 against 15.4 Mflop) and made a
+// one-rank adjoint 1.3-1.5x faster.
+PetscErrorCode useFillReducingOrdering(PC pc);
+
 // Sets ksp to one kind of solve (globalSize: the system's, for the Krylov kind's fallback).
 PetscErrorCode setLinearSolveKind(KSP ksp, LinearSolveKind kind, PetscInt globalSize);
 
