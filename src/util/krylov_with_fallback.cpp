@@ -42,6 +42,7 @@ PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *) {
     PetscCall(KSPGetPC(blocks[b], &subPc));
     PetscCall(PCSetType(subPc, PCLU));
     PetscCall(useFillReducingOrdering(subPc));
+    PetscCall(KSPSetFromOptions(blocks[b]));  // the blocks' LU options (-<prefix>sub_pc_factor_...) apply to the LU now
   }
   PetscFunctionReturn(0);
 }

@@ -1,10 +1,19 @@
 """Linear-solver choices on several ranks: the library picks a solver by size and rank count,
 but a user's -pc_type / -pc_factor_mat_solver_type for a solve's prefix always reaches that
 solve — a wrong one is refused by PETSc with the value named, never silently replaced by the
-library's default (docs/parallel.md)."""
+library's default (docs/parallel.md). From 5000 unknowns the default is GMRES + block Jacobi
+(options -krylov_...): bad values of its options are refused alike, and a trial that cannot
+converge falls back to the direct solve and says so."""
 from case import Case
 
 SHORT = ["-ts_max_time", "0.05"]
+KRYLOV = ["-areas", "112", "-ts_max_time", "0.05"]  # 6384 unknowns: the Krylov default at 2 ranks
+
+
+def fell_back(run):
+    if "did not converge" not in run.stdout or "use a direct solve instead" not in run.stdout:
+        return "no notice of the fall-back to the direct solve in the output"
+    return None
 
 CASES = [
     Case("parallel_unknown_factor_package", "wecc9", SHORT + ["-pc_factor_mat_solver_type", "nosuchpkg"], error=r"nosuchpkg", np=2),
@@ -13,4 +22,9 @@ CASES = [
     # the step tangent runs at events: past the fault at t = 1
     Case("parallel_unknown_tangent_factor_package", "wecc9", ["-ts_max_time", "1.1", "-hs_forward", "-hs_tangent_pc_factor_mat_solver_type", "nosuchpkg"],
          error=r"nosuchpkg", np=2),
+    Case("parallel_krylov_rtol_not_a_number", "wecc9", KRYLOV + ["-krylov_ksp_rtol", "tight"], error=r"tight", np=2),
+    Case("parallel_krylov_unknown_block_pc", "wecc9", KRYLOV + ["-krylov_sub_pc_type", "nosuchpc"], error=r"nosuchpc", np=2),
+    Case("parallel_krylov_unknown_ordering", "wecc9", KRYLOV + ["-krylov_sub_pc_factor_mat_ordering_type", "nosuchorder"], error=r"nosuchorder", np=2),
+    # an ILU block cannot reach 1e-12 in one iteration: the trial gives up, the run goes on exactly
+    Case("parallel_krylov_one_iteration_falls_back", "wecc9", KRYLOV + ["-krylov_ksp_max_it", "1"], check=fell_back, np=2),
 ]
