@@ -215,8 +215,22 @@ PetscErrorCode Engine::ensureStartRates() {
   PetscFunctionReturn(0);
 }
 
-// The guards' slopes g'(h) at the end of the step just (re-)taken with size h (NaN where not
-// available: StepDerivative). Call it before anything else assembles the step's matrix.
+// Explicit one-step methods (an ODE): their end state's slope in h is the vector field there to
+// the method's order (guardSlopes).
+static PetscErrorCode typeIsExplicitOneStep(TS ts, bool *is) {
+  PetscFunctionBeginUser;
+  *is = false;
+  for (TSType type : {TSRK, TSSSP, TSEULER}) {
+    PetscBool match;
+    PetscCall(PetscObjectTypeCompare((PetscObject)ts, type, &match));
+    *is = *is || match;
+  }
+  PetscFunctionReturn(0);
+}
+
+// The guards' slopes g'(h) at the end of the step just (re-)taken with size h: exact for a theta
+// method (StepDerivative; call it before anything else assembles the step's matrix), approximate
+// for an explicit one-step method, NaN otherwise.
 PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope) {
   Vec X;
   bool available;
@@ -225,10 +239,15 @@ PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope)
   PetscCall(TSGetSolution(ts_, &X));
   if (!dudh_) PetscCall(VecDuplicate(X, &dudh_));
   PetscCall(stepDerivative_.compute(ts_, start_.t, uStart_, h, X, dudh_, &available));
-  if (!available) PetscFunctionReturn(0);
   PetscReal now;
   PetscCall(TSGetTime(ts_, &now));
-  PetscCall(guards_.ratesAlong(now, X, dyn_.mode, dudh_, slope));
+  if (available) PetscCall(guards_.ratesAlong(now, X, dyn_.mode, dudh_, slope));
+  else if (explicitOneStep_) {
+    // An explicit method of order p has u1(h) = φ(h) + C h^(p+1) + …, so du1/dh = f(u1) + O(h^p):
+    // the guard's rate at the sample is its slope to that order. It only places candidates (the
+    // guard's value decides convergence); an exact du1/dh would need the stages' Jacobian products.
+    PetscCall(guards_.rates(now, X, dyn_.mode, udot_, slope));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -547,6 +566,7 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(TSSetMaxTime(ts_, tf));
   PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
   PetscCall(TSSetUp(ts_));
+  PetscCall(typeIsExplicitOneStep(ts_, &explicitOneStep_));
   PetscBool forwardOn;
   PetscCall(tsForwardSensitivitiesOn(ts_, &forwardOn));
   if (forwardOn) PetscCall(TSForwardSetUp(ts_));
