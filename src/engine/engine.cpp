@@ -281,7 +281,10 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       fired = crossedHi;
       fired.insert(fired.end(), atEndHi.begin(), atEndHi.end());
       std::sort(fired.begin(), fired.end());
-      if (currentH_ != hHi) PetscCall(retakeStep(hHi));
+      // The state is the step of size hHi when the last sample was hHi: compare the size it was
+      // taken with, not tEnd − t0 (currentH_), which differs from it in the last bits and cost a
+      // re-take of the identical step after a bracket closed at round-off.
+      if (takenH_ != hHi) PetscCall(retakeStep(hHi));
       PetscFunctionReturn(0);
     }
     // Earliest candidate among crossed guards: the root in the bracket of the polynomial
