@@ -128,3 +128,34 @@ TEST(EventDetection, ExplicitStepRatesAsSlopesPlaceCandidatesCloser) {
   EXPECT_LT(withRates, valuesOnly);
   EXPECT_GT(samplesToLocate(0.1, true), withRates);  // the slopes' accuracy is what helps
 }
+
+// A rational guard with a pair of poles just off the bracket (the shape of a theta step's end
+// state near an unstable or weakly damped mode): P/Q with a quadratic Q through three samples
+// with slopes has its root exactly; the polynomial through the same data does not.
+TEST(EventDetection, RationalRootIsExactForQuadraticDenominators) {
+  auto q = [](double h) { return (h - 0.6) * (h - 0.6) + 0.01; };
+  auto g = [&](double h) { return (h - 0.45) * (h + 1.0) * (h - 2.0) / q(h); };  // root 0.45
+  auto dg = [&](double h) {
+    const double p = (h - 0.45) * (h + 1.0) * (h - 2.0);
+    const double dp = (h + 1.0) * (h - 2.0) + (h - 0.45) * (2 * h - 1.0);
+    return (dp * q(h) - p * 2 * (h - 0.6)) / (q(h) * q(h));
+  };
+  const std::vector<GuardSample> nodes{{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0), dg(1.0)}, {0.5, g(0.5), dg(0.5)}};
+  EXPECT_NEAR(rationalRoot(0.0, 1.0, nodes), 0.45, 1e-13);
+  EXPECT_NEAR(rationalRoot(0.3, 0.5, nodes), 0.45, 1e-13);  // nodes outside the bracket too
+  EXPECT_GT(std::fabs(interpolatedRoot(0.0, 1.0, nodes) - 0.45), 1e-4);
+}
+
+TEST(EventDetection, RationalRootRefusesAPoleInTheBracketOrTooFewConditions) {
+  // g = (h − 0.8)/((h − 0.3)(h + 2)) has a real pole at 0.3 inside (0, 1); its sign changes there
+  // too, so a model that ignored the pole would return a "root" at it.
+  auto g = [](double h) { return (h - 0.8) / ((h - 0.3) * (h + 2.0)); };
+  auto dg = [&](double h) {
+    const double d = (h - 0.3) * (h + 2.0);
+    return (d - (h - 0.8) * (2 * h + 1.7)) / (d * d);
+  };
+  EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0), dg(1.0)}, {0.6, g(0.6), dg(0.6)}})));
+  // four conditions: too few for a quadratic denominator (interpolatedRoot takes these)
+  EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, -1.0, 1.0}, {1.0, 1.0, 1.0}})));
+  EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, 1.0, 1.0}, {1.0, 2.0, 1.0}, {0.5, 1.5, 1.0}})));  // no sign change
+}

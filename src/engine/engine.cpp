@@ -287,12 +287,14 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       if (takenH_ != hHi) PetscCall(retakeStep(hHi));
       PetscFunctionReturn(0);
     }
-    // Earliest candidate among crossed guards: the root in the bracket of the polynomial
+    // Earliest candidate among crossed guards: the root in the bracket of the rational function
+    // (quadratic denominator, once there are five conditions: rationalRoot), else the polynomial,
     // through the three samples nearest the guard's surface (the step start with the guard's
     // rate there counting as one; each with its slope g'(h) where known — a theta method's,
-    // StepDerivative; see interpolatedRoot); regula falsi if that fails; bisection after two
-    // re-takes in a row that did not halve the distance to the surface. The newest sample's
-    // slopes are computed here, when needed: nothing has assembled a matrix since its step.
+    // StepDerivative, or an explicit method's approximate one; see interpolatedRoot); regula falsi
+    // if both fail; bisection after two re-takes in a row that did not halve the distance to the
+    // surface. The newest sample's slopes are computed here, when needed: nothing has assembled a
+    // matrix since its step.
     if (samples.back().slope.empty()) PetscCall(guardSlopes(samples.back().h, samples.back().slope));
     PetscReal h = hHi;
     for (PetscInt j : crossedHi) {
@@ -302,7 +304,8 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j]), PetscRealPart(smp.slope[j])});
       std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
       if (nodes.size() > 3) nodes.resize(3);
-      PetscReal c = interpolatedRoot(hLo, hHi, nodes);
+      PetscReal c = rationalRoot(hLo, hHi, nodes);
+      if (!(c > hLo && c < hHi)) c = interpolatedRoot(hLo, hHi, nodes);
       if (!(c > hLo && c < hHi)) c = secantCandidate(hLo, glo, hHi, gHi[j]);
       h = std::min(h, c);
     }
