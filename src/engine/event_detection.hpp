@@ -53,10 +53,10 @@ double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &no
 // interpolates the samples `nodes` (values, and slopes where given): deg P = conditions − 3, so it
 // needs at least five conditions (two samples with slopes and a third). A theta step's end state
 // is a rational function of h: for a mode u' = λu, Crank–Nicolson gives u1 = u0 (1 + λh/2)/(1 − λh/2),
-// with a pole at h = 2/λ; an unstable or weakly damped oscillatory mode puts a pair of poles
-// close to the real axis inside the step (the 3-area grid's exciter near its limit: the guard's
-// slope falls from 70 to 45 within 4% of the step), where no polynomial of low degree follows g(h)
-// but P/Q does. Returns NaN when there are too few conditions, the system is singular, Q changes
+// with a pole at h = 2/λ, inside the step for an unstable mode; a pair just off the real axis
+// turns g(h) sharply (as on the 3-area grid, whose exciter chatters at its limit: the guard's
+// slope falls from 70 to 45 within 5% of the step), where no polynomial of low degree follows
+// g(h) but P/Q can. Returns NaN when there are too few conditions, the system is singular, Q changes
 // sign over the bracket (a pole inside), or P does not change sign over it (the caller then uses
 // interpolatedRoot).
 double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes);
