@@ -11,7 +11,8 @@ TSSetFromOptions registers -ts_adjoint_monitor again in PETSc 3.18).
   * HSEventLocation and HSTransition once per impact, HSJumpPrepare at every event in the
     forward sweep and again in the reverse one, HSJumpForward / HSJumpAdjoint per event;
   * with -hs_event_hermite 0 the guard rates decide nothing at an ordinary step end: HSGuardRates
-    runs only at the start, after each transition and at each location (not at every step).
+    runs only at the start, after each transition and at each location (at its step start, and
+    with this explicit method at its samples, whose slopes they are), not at every step.
 """
 import argparse, json, os, re, subprocess, sys, tempfile
 
@@ -55,10 +56,17 @@ for name in ("HSGuardValues", "HSGuardRates", "HSTrajectory"):
     check(counts.get(name, 0) >= steps, f"{name}: {counts.get(name, 0)} >= {steps} steps")
 for name in ("HSEventLocation", "HSTransition", "HSJumpForward", "HSJumpAdjoint"):
     check(counts.get(name, 0) >= events, f"{name}: {counts.get(name, 0)} >= {events} events")
-plain = subprocess.run([exe, "-ts_type", "rk", "-ts_rk_type", "4", "-ts_dt", "1e-2", "-hs_event_hermite", "0", "-log_view"],
-                       capture_output=True, text=True, check=True).stdout
+with tempfile.TemporaryDirectory() as d:
+    summary = os.path.join(d, "s.json")
+    plain = subprocess.run([exe, "-ts_type", "rk", "-ts_rk_type", "4", "-ts_dt", "1e-2", "-hs_event_hermite", "0", "-log_view",
+                            "-hs_summary", summary], capture_output=True, text=True, check=True).stdout
+    st = json.load(open(summary))["stats"]
 rates = log_counts(plain).get("HSGuardRates", 0)
-check(0 < rates <= 1 + 2 * events, f"-hs_event_hermite 0: HSGuardRates {rates} <= 1 + 2 x {events} events (start, transitions, locations; {steps} steps)")
+# A location's samples: its full step and every re-take but the last, at most located + re-takes.
+samples = st["located_events"] + st["location_steps"]
+check(0 < rates <= 1 + 2 * events + samples,
+      f"-hs_event_hermite 0: HSGuardRates {rates} <= 1 + 2 x {events} events + {samples} location samples (start, transitions, "
+      f"locations; {steps} steps)")
 check(counts.get("HSJumpPrepare", 0) >= 2 * events, f"HSJumpPrepare: {counts.get('HSJumpPrepare', 0)} >= 2 x {events} (both sweeps)")
 
 # Monitors: forward lines "n TS dt h time t" for n = 0..steps, adjoint lines (dt < 0) for n = steps..0.

@@ -96,3 +96,66 @@ TEST(EventDetection, InterpolatedRootRefusesDegenerateData) {
   EXPECT_TRUE(std::isnan(interpolatedRoot(0.0, 1.0, {{0.0, -1.0}, {1.0, INFINITY}})));   // not finite
   EXPECT_TRUE(std::isnan(interpolatedRoot(0.0, 1.0, {{0.5, -1.0}})));                     // one condition
 }
+
+// Explicit RK samples carry the guard's rate at the step end as an approximate slope: for a
+// method of order p, du1/dh = f(u1) + O(h^p). On the classical RK4 step of u' = λu (u1 = R(λh),
+// R(z) = 1 + z + z²/2 + z³/6 + z⁴/24, exact slope λR'(λh), approximate slope λR(λh), off by
+// z⁴/24 relative) with the guard g = u1 − 0.8, the location converges in fewer samples with those
+// slopes than with values alone — and with slopes that are wrong by 10% it needs more. They help
+// where the step is accurate (λH = −0.3 here); at λH = −0.9 (slopes 7% off) they can cost samples.
+static int samplesToLocate(double slopeError, bool withSlopes) {
+  const double lambda = -3.0, H = 0.1, tol = 1e-12 * 0.8;
+  auto R = [](double z) { return 1 + z + z * z / 2 + z * z * z / 6 + z * z * z * z / 24; };
+  auto g = [&](double h) { return R(lambda * h) - 0.8; };
+  auto slope = [&](double h) { return withSlopes ? lambda * R(lambda * h) * (1 + slopeError) : NAN; };
+  std::vector<GuardSample> samples{{0.0, g(0.0), lambda}, {H, g(H), slope(H)}};
+  double lo = 0, hi = H;
+  for (int its = 1; its <= 30; ++its) {
+    std::vector<GuardSample> nodes = samples;
+    std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
+    nodes.resize(std::min<size_t>(3, nodes.size()));
+    double c = interpolatedRoot(lo, hi, nodes);
+    if (!(c > lo && c < hi)) c = secantCandidate(lo, g(lo), hi, g(hi));
+    if (std::fabs(g(c)) <= tol) return its;
+    samples.push_back({c, g(c), slope(c)});
+    (g(c) > 0 ? lo : hi) = c;
+  }
+  return 1000;
+}
+
+TEST(EventDetection, ExplicitStepRatesAsSlopesPlaceCandidatesCloser) {
+  const int withRates = samplesToLocate(0.0, true), valuesOnly = samplesToLocate(0.0, false);
+  EXPECT_LT(withRates, valuesOnly);
+  EXPECT_GT(samplesToLocate(0.1, true), withRates);  // the slopes' accuracy is what helps
+}
+
+// A rational guard with a pair of poles just off the bracket (the shape of a theta step's end
+// state near an unstable or weakly damped mode): P/Q with a quadratic Q through three samples
+// with slopes has its root exactly; the polynomial through the same data does not.
+TEST(EventDetection, RationalRootIsExactForQuadraticDenominators) {
+  auto q = [](double h) { return (h - 0.6) * (h - 0.6) + 0.01; };
+  auto g = [&](double h) { return (h - 0.45) * (h + 1.0) * (h - 2.0) / q(h); };  // root 0.45
+  auto dg = [&](double h) {
+    const double p = (h - 0.45) * (h + 1.0) * (h - 2.0);
+    const double dp = (h + 1.0) * (h - 2.0) + (h - 0.45) * (2 * h - 1.0);
+    return (dp * q(h) - p * 2 * (h - 0.6)) / (q(h) * q(h));
+  };
+  const std::vector<GuardSample> nodes{{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0), dg(1.0)}, {0.5, g(0.5), dg(0.5)}};
+  EXPECT_NEAR(rationalRoot(0.0, 1.0, nodes), 0.45, 1e-13);
+  EXPECT_NEAR(rationalRoot(0.3, 0.5, nodes), 0.45, 1e-13);  // nodes outside the bracket too
+  EXPECT_GT(std::fabs(interpolatedRoot(0.0, 1.0, nodes) - 0.45), 1e-4);
+}
+
+TEST(EventDetection, RationalRootRefusesAPoleInTheBracketOrTooFewConditions) {
+  // g = (h − 0.8)/((h − 0.3)(h + 2)) has a real pole at 0.3 inside (0, 1); its sign changes there
+  // too, so a model that ignored the pole would return a "root" at it.
+  auto g = [](double h) { return (h - 0.8) / ((h - 0.3) * (h + 2.0)); };
+  auto dg = [&](double h) {
+    const double d = (h - 0.3) * (h + 2.0);
+    return (d - (h - 0.8) * (2 * h + 1.7)) / (d * d);
+  };
+  EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0), dg(1.0)}, {0.6, g(0.6), dg(0.6)}})));
+  // four conditions: too few for a quadratic denominator (interpolatedRoot takes these)
+  EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, -1.0, 1.0}, {1.0, 1.0, 1.0}})));
+  EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, 1.0, 1.0}, {1.0, 2.0, 1.0}, {0.5, 1.5, 1.0}})));  // no sign change
+}

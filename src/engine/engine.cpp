@@ -215,8 +215,22 @@ PetscErrorCode Engine::ensureStartRates() {
   PetscFunctionReturn(0);
 }
 
-// The guards' slopes g'(h) at the end of the step just (re-)taken with size h (NaN where not
-// available: StepDerivative). Call it before anything else assembles the step's matrix.
+// Explicit one-step methods (an ODE): their end state's slope in h is the vector field there to
+// the method's order (guardSlopes).
+static PetscErrorCode typeIsExplicitOneStep(TS ts, bool *is) {
+  PetscFunctionBeginUser;
+  *is = false;
+  for (TSType type : {TSRK, TSSSP, TSEULER}) {
+    PetscBool match;
+    PetscCall(PetscObjectTypeCompare((PetscObject)ts, type, &match));
+    *is = *is || match;
+  }
+  PetscFunctionReturn(0);
+}
+
+// The guards' slopes g'(h) at the end of the step just (re-)taken with size h: exact for a theta
+// method (StepDerivative; call it before anything else assembles the step's matrix), approximate
+// for an explicit one-step method, NaN otherwise.
 PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope) {
   Vec X;
   bool available;
@@ -225,10 +239,15 @@ PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope)
   PetscCall(TSGetSolution(ts_, &X));
   if (!dudh_) PetscCall(VecDuplicate(X, &dudh_));
   PetscCall(stepDerivative_.compute(ts_, start_.t, uStart_, h, X, dudh_, &available));
-  if (!available) PetscFunctionReturn(0);
   PetscReal now;
   PetscCall(TSGetTime(ts_, &now));
-  PetscCall(guards_.ratesAlong(now, X, dyn_.mode, dudh_, slope));
+  if (available) PetscCall(guards_.ratesAlong(now, X, dyn_.mode, dudh_, slope));
+  else if (explicitOneStep_) {
+    // An explicit method of order p has u1(h) = φ(h) + C h^(p+1) + …, so du1/dh = f(u1) + O(h^p):
+    // the guard's rate at the sample is its slope to that order. It only places candidates (the
+    // guard's value decides convergence); an exact du1/dh would need the stages' Jacobian products.
+    PetscCall(guards_.rates(now, X, dyn_.mode, udot_, slope));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -262,15 +281,20 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       fired = crossedHi;
       fired.insert(fired.end(), atEndHi.begin(), atEndHi.end());
       std::sort(fired.begin(), fired.end());
-      if (currentH_ != hHi) PetscCall(retakeStep(hHi));
+      // The state is the step of size hHi when the last sample was hHi: compare the size it was
+      // taken with, not tEnd − t0 (currentH_), which differs from it in the last bits and cost a
+      // re-take of the identical step after a bracket closed at round-off.
+      if (takenH_ != hHi) PetscCall(retakeStep(hHi));
       PetscFunctionReturn(0);
     }
-    // Earliest candidate among crossed guards: the root in the bracket of the polynomial
+    // Earliest candidate among crossed guards: the root in the bracket of the rational function
+    // (quadratic denominator, once there are five conditions: rationalRoot), else the polynomial,
     // through the three samples nearest the guard's surface (the step start with the guard's
     // rate there counting as one; each with its slope g'(h) where known — a theta method's,
-    // StepDerivative; see interpolatedRoot); regula falsi if that fails; bisection after two
-    // re-takes in a row that did not halve the distance to the surface. The newest sample's
-    // slopes are computed here, when needed: nothing has assembled a matrix since its step.
+    // StepDerivative, or an explicit method's approximate one; see interpolatedRoot); regula falsi
+    // if both fail; bisection after two re-takes in a row that did not halve the distance to the
+    // surface. The newest sample's slopes are computed here, when needed: nothing has assembled a
+    // matrix since its step.
     if (samples.back().slope.empty()) PetscCall(guardSlopes(samples.back().h, samples.back().slope));
     PetscReal h = hHi;
     for (PetscInt j : crossedHi) {
@@ -280,7 +304,8 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j]), PetscRealPart(smp.slope[j])});
       std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
       if (nodes.size() > 3) nodes.resize(3);
-      PetscReal c = interpolatedRoot(hLo, hHi, nodes);
+      PetscReal c = rationalRoot(hLo, hHi, nodes);
+      if (!(c > hLo && c < hHi)) c = interpolatedRoot(hLo, hHi, nodes);
       if (!(c > hLo && c < hHi)) c = secantCandidate(hLo, glo, hHi, gHi[j]);
       h = std::min(h, c);
     }
@@ -547,6 +572,7 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(TSSetMaxTime(ts_, tf));
   PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
   PetscCall(TSSetUp(ts_));
+  PetscCall(typeIsExplicitOneStep(ts_, &explicitOneStep_));
   PetscBool forwardOn;
   PetscCall(tsForwardSensitivitiesOn(ts_, &forwardOn));
   if (forwardOn) PetscCall(TSForwardSetUp(ts_));

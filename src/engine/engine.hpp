@@ -168,6 +168,7 @@ private:
   PetscReal takenH_ = 0;  // the size the last TSStep took its (accepted) step with
   bool transitionsCutStep_ = false;
   std::vector<PetscScalar> gStart_, rateStart_;
+  bool explicitOneStep_ = false;  // RK, SSP, Euler: location's sample slopes are the guards' rates (guardSlopes)
   bool rateStartKnown_ = false;  // rateStart_ holds the rates at the step start (else: ensureStartRates)
   std::vector<int> sideStart_;
   std::vector<SurfaceStart> surface_;

@@ -101,4 +101,97 @@ double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &no
   return 0.5 * (a + b);
 }
 
+// Solves A x = b (n × n, row-major) by Gaussian elimination with partial pivoting; false when a
+// pivot is negligible against its row (the interpolation conditions are dependent).
+static bool solveDense(std::vector<double> &A, std::vector<double> &b, size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    size_t piv = k;
+    for (size_t i = k + 1; i < n; ++i)
+      if (std::fabs(A[i * n + k]) > std::fabs(A[piv * n + k])) piv = i;
+    double rowScale = 0;
+    for (size_t j = k; j < n; ++j) rowScale = std::max(rowScale, std::fabs(A[piv * n + j]));
+    if (!(std::fabs(A[piv * n + k]) > 1e-13 * rowScale)) return false;
+    if (piv != k) {
+      for (size_t j = 0; j < n; ++j) std::swap(A[k * n + j], A[piv * n + j]);
+      std::swap(b[k], b[piv]);
+    }
+    for (size_t i = k + 1; i < n; ++i) {
+      const double f = A[i * n + k] / A[k * n + k];
+      for (size_t j = k; j < n; ++j) A[i * n + j] -= f * A[k * n + j];
+      b[i] -= f * b[k];
+    }
+  }
+  for (size_t k = n; k-- > 0;) {
+    double v = b[k];
+    for (size_t j = k + 1; j < n; ++j) v -= A[k * n + j] * b[j];
+    b[k] = v / A[k * n + k];
+  }
+  for (double v : b)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes) {
+  // On t = (h − lo)/(hi − lo) ∈ [0, 1]: P(t) = Σ p_j t^j, Q(t) = 1 + q1 t + q2 t². The conditions
+  // P = g Q (value) and P' = d Q + g Q' (slope, d = g'(h)·(hi − lo)) are linear in (p, q1, q2).
+  const double w = hi - lo;
+  struct Condition {
+    double t, g, d;
+    bool slope;
+  };
+  std::vector<Condition> conds;
+  std::vector<double> seen;
+  for (const GuardSample &smp : nodes) {
+    if (std::find(seen.begin(), seen.end(), smp.h) != seen.end()) continue;
+    seen.push_back(smp.h);
+    const double t = (smp.h - lo) / w;
+    conds.push_back({t, smp.g, 0, false});
+    if (std::isfinite(smp.slope)) conds.push_back({t, smp.g, smp.slope * w, true});
+  }
+  const size_t n = conds.size();
+  if (n < 5 || !(w > 0)) return NAN;
+  const size_t m = n - 3;  // deg P; the unknowns are p_0..p_m, q1, q2
+  std::vector<double> A(n * n, 0.0), b(n);
+  for (size_t r = 0; r < n; ++r) {
+    const Condition &c = conds[r];
+    double *row = &A[r * n];
+    if (!c.slope) {
+      for (size_t j = 0; j <= m; ++j) row[j] = std::pow(c.t, (double)j);
+      row[m + 1] = -c.g * c.t;
+      row[m + 2] = -c.g * c.t * c.t;
+      b[r] = c.g;
+    } else {
+      for (size_t j = 1; j <= m; ++j) row[j] = j * std::pow(c.t, (double)(j - 1));
+      row[m + 1] = -(c.d * c.t + c.g);
+      row[m + 2] = -(c.d * c.t * c.t + 2 * c.g * c.t);
+      b[r] = c.d;
+    }
+  }
+  if (!solveDense(A, b, n)) return NAN;
+  const double q1 = b[m + 1], q2 = b[m + 2];
+  // No pole in the bracket: Q(0) = 1, so Q must stay positive up to t = 1.
+  auto Q = [&](double t) { return 1 + t * (q1 + t * q2); };
+  if (!(Q(1) > 0)) return NAN;
+  if (q2 != 0) {
+    const double tv = -q1 / (2 * q2);
+    if (tv > 0 && tv < 1 && !(Q(tv) > 0)) return NAN;
+  }
+  auto P = [&](double t) {
+    double v = b[m];
+    for (size_t j = m; j-- > 0;) v = v * t + b[j];
+    return v;
+  };
+  double a = 0, c = 1, pa = P(0);
+  if (pa == 0 || sgn(pa) == sgn(P(1))) return NAN;
+  for (int it = 0; it < 200; ++it) {
+    const double mid = 0.5 * (a + c);
+    if (!(mid > a && mid < c)) break;
+    const double pm = P(mid);
+    if (pm == 0) return lo + mid * w;
+    if (sgn(pm) == sgn(pa)) a = mid, pa = pm;
+    else c = mid;
+  }
+  return lo + 0.5 * (a + c) * w;
+}
+
 } // namespace hybridsens

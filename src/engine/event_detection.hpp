@@ -49,4 +49,16 @@ struct GuardSample {
 // caller falls back to regula falsi).
 double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &nodes);
 
+// The root, inside the bracket (lo, hi), of the rational function P/Q with a quadratic Q that
+// interpolates the samples `nodes` (values, and slopes where given): deg P = conditions − 3, so it
+// needs at least five conditions (two samples with slopes and a third). A theta step's end state
+// is a rational function of h: for a mode u' = λu, Crank–Nicolson gives u1 = u0 (1 + λh/2)/(1 − λh/2),
+// with a pole at h = 2/λ, inside the step for an unstable mode; a pair just off the real axis
+// turns g(h) sharply (as on the 3-area grid, whose exciter chatters at its limit: the guard's
+// slope falls from 70 to 45 within 5% of the step), where no polynomial of low degree follows
+// g(h) but P/Q can. Returns NaN when there are too few conditions, the system is singular, Q changes
+// sign over the bracket (a pole inside), or P does not change sign over it (the caller then uses
+// interpolatedRoot).
+double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes);
+
 } // namespace hybridsens
