@@ -17,8 +17,12 @@ Checks:
     block Jacobi): at 2 and 3 ranks the same events, forward and adjoint gradients as 1 rank
     (≤ 1e-12) and forward = adjoint (≤ 1e-12), with no fall-back to a direct solve; with
     -krylov_ksp_max_it 2 the solve falls back, says so, and the gradients stay the serial ones;
-    must-fail: with -krylov_ksp_rtol 1e-4 the gradients move away from the serial ones.
+    at -krylov_ksp_rtol 1e-10, the loosest sensitivities accept, the gradients stay the serial
+    ones; must-fail: -krylov_ksp_rtol 1e-4 and -pc_type bjacobi (an inexact PREONLY solve) are
+    refused with sensitivities, naming the option.
 """
+import subprocess
+
 import wecc9_support as support
 from wecc9_support import check, finish, relmax
 
@@ -125,8 +129,14 @@ fb = run(BIG + ["-krylov_ksp_max_it", "2"], np=2)
 dfb = relmax(fb["gradient"]["p"], ref["gradient"]["p"])
 check("GMRES with block Jacobi (-krylov_ksp_rtol 1e-12) did not converge (DIVERGED_ITS after 2 iterations)" in fb["stdout"] and dfb <= 1e-12,
       f"-krylov_ksp_max_it 2: the integrator's solve says it falls back to the direct solve, and the gradients stay the serial ones ({dfb:.1e} <= 1e-12)")
-loose = run(BIG + ["-krylov_ksp_rtol", "1e-4"], np=2)
-dl = relmax(loose["gradient"]["p"], ref["gradient"]["p"])
-check(dl > 1e-10, f"must-fail: with -krylov_ksp_rtol 1e-4 the 2-rank adjoint gradients part from serial by {dl:.1e} > 1e-10")
+loosest = run(BIG + ["-krylov_ksp_rtol", "1e-10", "-hs_consistency_krylov_ksp_rtol", "1e-10", "-hs_tangent_krylov_ksp_rtol", "1e-10"], np=2)
+dl = relmax(loosest["gradient"]["p"], ref["gradient"]["p"])
+check(dl <= 1e-12, f"at the loosest Krylov tolerance sensitivities accept (1e-10) the 2-rank gradients stay the serial ones: {dl:.1e} <= 1e-12")
+p = subprocess.run([args.mpiexec, "-n", "2", exe, "-krylov_ksp_rtol", "1e-4"] + BIG, capture_output=True, text=True)
+check(p.returncode != 0 and "-krylov_ksp_rtol 0.0001" in p.stderr and "1e-10 or tighter" in p.stderr,
+      "must-fail: -krylov_ksp_rtol 1e-4 with sensitivities is refused, naming the option (it moved the gradients by 7e-8)")
+p = subprocess.run([args.mpiexec, "-n", "2", exe, "-pc_type", "bjacobi"] + BIG, capture_output=True, text=True)
+check(p.returncode != 0 and "-pc_type bjacobi with -ksp_type preonly is not an exact solve" in p.stderr,
+      "must-fail: -pc_type bjacobi alone (PREONLY + ILU blocks: gradients off by 1e8 relative, forward = adjoint still) is refused")
 
 finish()

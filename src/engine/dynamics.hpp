@@ -38,6 +38,8 @@ public:
   // A Hessenberg index-2 DAE (HybridModel::daeIndex() == 2): 0 = k(t, x, p) on the algebraic
   // rows, y fixed by the hidden constraint k_x f + k_t = 0 (docs/index2-daes.md).
   bool isIndex2() const { return index2_; }
+  // The DAE consistency solves' KSP (-hs_consistency_; nullptr for an ODE).
+  KSP consistencyKsp() const { return consistencyKsp_; }
   PetscInt numParameters() const { return (PetscInt)params_.size(); }
   PetscInt numSensitivityColumns() const { return numParameters() + extraColumns_; }
   const std::vector<PetscReal> &parameters() const { return params_; }

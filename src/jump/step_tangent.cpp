@@ -26,7 +26,7 @@ PetscErrorCode StepTangent::setUp(Vec like) {
   PetscCall(MatSetOption(J_, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   for (Vec *v : {&f_, &ft_, &ru_, &rhs_, &zero_, &rowScale_}) PetscCall(VecDuplicate(like, v));
   PetscCall(VecZeroEntries(zero_));
-  // Direct solves, like the integrator's: the tangent must be exact to round-off.
+  // Solves exact to round-off, like the integrator's: the tangent must be.
   PetscCall(KSPCreate(dyn_.comm(), &ksp_));
   PetscCall(KSPSetOptionsPrefix(ksp_, "hs_tangent_"));
   PetscInt N;
@@ -34,6 +34,7 @@ PetscErrorCode StepTangent::setUp(Vec like) {
   // The step's matrix has zeros on an index-2 DAE's algebraic diagonal: pivoting LU.
   PetscCall(setLinearSolveDefaults(ksp_, N, dyn_.isIndex2()));
   PetscCall(KSPSetFromOptions(ksp_));
+  PetscCall(requireExactSolve(ksp_, "the step tangent at events"));
   PetscFunctionReturn(0);
 }
 

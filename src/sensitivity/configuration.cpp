@@ -1,5 +1,7 @@
 #include "sensitivity/configuration.hpp"
 
+#include "util/linear_solve_defaults.hpp"
+
 #include <initializer_list>
 #include <string>
 
@@ -94,10 +96,14 @@ PetscErrorCode checkSensitivityConfiguration(TS ts, const Dynamics &dyn, bool ad
                  "(fixed upstream in 3.21.4); use -ts_rk_type 4, 3, 3bs, 2a or 1fe",
                  rktype, i);
   }
+  if (dyn.isDAE()) PetscCall(requireExactSolve(dyn.consistencyKsp(), "the DAE consistency solves"));
   if (!isRK) {
     SNES snes;
+    KSP ksp;
     PetscInt lagJ, lagP;
     PetscCall(TSGetSNES(ts, &snes));
+    PetscCall(SNESGetKSP(snes, &ksp));
+    PetscCall(requireExactSolve(ksp, "the integrator's linear solve (its tangent-linear and adjoint steps use it too)"));
     PetscCall(SNESGetLagJacobian(snes, &lagJ));
     PetscCall(SNESGetLagPreconditioner(snes, &lagP));
     PetscCheck(lagJ == 1 && lagP == 1, dyn.comm(), PETSC_ERR_SUP,

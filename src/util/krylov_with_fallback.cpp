@@ -176,20 +176,35 @@ PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode krylovFellBack(KSP ksp, bool *fellBack) {
+// The shell's context if ksp's PC is this file's shell, else nullptr.
+static PetscErrorCode ourShell(KSP ksp, KrylovWithFallback **ctx) {
   PC pc;
   PetscBool isShell;
   const char *name = nullptr;
   PetscFunctionBeginUser;
-  *fellBack = false;
+  *ctx = nullptr;
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isShell));
   if (!isShell) PetscFunctionReturn(0);
   PetscCall(PCShellGetName(pc, &name));
   if (!name || std::string(name) != kShellName) PetscFunctionReturn(0);
+  PetscCall(shellContext(pc, ctx));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode krylovFellBack(KSP ksp, bool *fellBack) {
   KrylovWithFallback *ctx = nullptr;
-  PetscCall(shellContext(pc, &ctx));
-  *fellBack = ctx->fellBack;
+  PetscFunctionBeginUser;
+  PetscCall(ourShell(ksp, &ctx));
+  *fellBack = ctx && ctx->fellBack;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode innerKrylov(KSP ksp, KSP *krylov) {
+  KrylovWithFallback *ctx = nullptr;
+  PetscFunctionBeginUser;
+  PetscCall(ourShell(ksp, &ctx));
+  *krylov = ctx ? ctx->krylov : nullptr;
   PetscFunctionReturn(0);
 }
 

@@ -101,6 +101,60 @@ PetscErrorCode setLinearSolveDefaults(KSP ksp, PetscInt globalSize, bool needsPi
   PetscFunctionReturn(0);
 }
 
+static std::string optionPrefix(KSP ksp) {
+  const char *prefix = nullptr;
+  (void)KSPGetOptionsPrefix(ksp, &prefix);
+  return std::string("-") + (prefix ? prefix : "");
+}
+
+static PetscErrorCode requireTightTolerance(KSP ksp, const char *role) {
+  KSPType kt;
+  PetscReal rtol;
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetType(ksp, &kt));
+  PetscCall(KSPGetTolerances(ksp, &rtol, nullptr, nullptr, nullptr));
+  const std::string p = optionPrefix(ksp);
+  PetscCheck(rtol <= kSensitivityRtolMax, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+             "%s: %sksp_type %s with %sksp_rtol %g: sensitivities need the linear solves to %g or tighter (the gradients move "
+             "with the tolerance: by 7e-8 at 1e-4 on a 6.4k-unknown grid); set %sksp_rtol 1e-12 or use a factorization",
+             role, p.c_str(), kt, p.c_str(), (double)rtol, (double)kSensitivityRtolMax, p.c_str());
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode requireExactSolve(KSP ksp, const char *role) {
+  KSPType kt;
+  PCType pt;
+  PC pc;
+  PetscBool preonly, direct, redundant;
+  KSP inner;
+  PetscFunctionBeginUser;
+  PetscCall(innerKrylov(ksp, &inner));
+  // The library's GMRES + block Jacobi: its tolerance (a solve that does not converge falls back).
+  if (inner) PetscFunctionReturn(requireTightTolerance(inner, role));
+  PetscCall(KSPGetType(ksp, &kt));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCGetType(pc, &pt));
+  const std::string p = optionPrefix(ksp);
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &preonly, KSPPREONLY, KSPNONE, ""));
+  if (preonly) {
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCLU, PCCHOLESKY, PCQR, PCSVD, ""));
+    if (direct) PetscFunctionReturn(0);
+    PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCREDUNDANT, &redundant));
+    if (redundant) {
+      PetscCall(PCRedundantGetKSP(pc, &inner));
+      PetscFunctionReturn(requireExactSolve(inner, role));
+    }
+    SETERRQ(PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+            "%s: %spc_type %s with %sksp_type %s is not an exact solve, so sensitivities would be wrong (forward and adjoint would "
+            "still agree with each other): use a factorization (%spc_type lu, cholesky or redundant) or a Krylov method run to "
+            "%sksp_rtol %g or less (e.g. %sksp_type gmres %sksp_rtol 1e-12)",
+            role, p.c_str(), pt ? pt : "(none)", p.c_str(), kt, p.c_str(), p.c_str(), (double)kSensitivityRtolMax, p.c_str(), p.c_str());
+  }
+  PetscCall(requireTightTolerance(ksp, role));
+  PetscCall(KSPSetErrorIfNotConverged(ksp, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
 // What identifies a configuration: KSP type, PC type and, for a factorization, its package.
 static PetscErrorCode signature(KSP ksp, std::string *out) {
   KSPType kt;

@@ -27,4 +27,12 @@ CASES = [
     Case("parallel_krylov_unknown_ordering", "wecc9", KRYLOV + ["-krylov_sub_pc_factor_mat_ordering_type", "nosuchorder"], error=r"nosuchorder", np=2),
     # an ILU block cannot reach 1e-12 in one iteration: the trial gives up, the run goes on exactly
     Case("parallel_krylov_one_iteration_falls_back", "wecc9", KRYLOV + ["-krylov_ksp_max_it", "1"], check=fell_back, np=2),
+    # sensitivities need solves exact to round-off: an inexact PREONLY or a loose Krylov method is refused
+    Case("sensitivities_preonly_block_jacobi", "wecc9", SHORT + ["-hs_adjoint", "-pc_type", "bjacobi"], error=r"-pc_type bjacobi with -ksp_type preonly is not an exact solve", np=2),
+    Case("sensitivities_preonly_jacobi_serial", "wecc9", SHORT + ["-hs_forward", "-pc_type", "jacobi"], error=r"-pc_type jacobi with -ksp_type preonly is not an exact solve"),
+    Case("sensitivities_gmres_default_rtol", "wecc9", SHORT + ["-hs_adjoint", "-ksp_type", "gmres"], error=r"-ksp_rtol 1e-05: sensitivities need", np=2),
+    Case("sensitivities_loose_consistency_krylov", "wecc9", KRYLOV + ["-hs_adjoint", "-hs_consistency_krylov_ksp_rtol", "1e-6"],
+         error=r"-hs_consistency_krylov_ksp_rtol 1e-06: sensitivities need", np=2),
+    Case("sensitivities_tangent_ilu", "wecc9", ["-ts_max_time", "1.1", "-hs_forward", "-hs_tangent_pc_type", "ilu"],
+         error=r"-hs_tangent_pc_type ilu with -hs_tangent_ksp_type preonly is not an exact solve"),
 ]

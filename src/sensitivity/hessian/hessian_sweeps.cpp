@@ -105,6 +105,7 @@ PetscErrorCode HessianSweeps::setUp() {
       PetscCall(VecGetSize(dyn_.templateVec(), &N));
       PetscCall(setLinearSolveDefaults(ksp_, N));
       PetscCall(KSPSetFromOptions(ksp_));
+      PetscCall(requireExactSolve(ksp_, "the Hessian sweeps' linear solves"));
     }
   }
   np_ = dyn_.numParameters();
