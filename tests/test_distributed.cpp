@@ -18,6 +18,7 @@
 // relative, ids, discrete states, step indices) and its gathered u⁺ at every event and final
 // state (≤ 1e-12 relative). Registered at 1, 2 and 3 ranks, for CN and RK4.
 #include "test_support.hpp"
+#include "util/krylov_with_fallback.hpp"
 #include "util/linear_solve_defaults.hpp"
 #include "util/gather.hpp"
 
@@ -408,6 +409,22 @@ TEST(Distributed, LinearSolverDefaultBySizeRespectsTheUsersChoice) {
   EXPECT_EQ(solverAfter("grid_", "-grid_pc_factor_mat_solver_type superlu_dist"), "lu/superlu_dist");
   EXPECT_EQ(solverAfter("grid_", "-pc_type lu"), small) << "an option without the TS's prefix is not the TS's";
   EXPECT_EQ(solverAfter(nullptr, "", true), PCJACOBI) << "the program's choice through the API stays";
+}
+
+// The Krylov default's stall test: a residual stuck at round-off counts as converged only below
+// the tolerance sensitivities accept, and only after a whole window without halving.
+TEST(Distributed, KrylovStallCountsAsConvergedOnlyAtRoundOff) {
+  const std::vector<PetscReal> fast = {1, 1e-3, 1e-7, 1e-11, 1e-13};
+  EXPECT_FALSE(stalledAtRoundOff(fast, 1e-10)) << "too few iterations to judge";
+  std::vector<PetscReal> floorAt = {1, 1e-3, 1e-8, 1.6e-12, 1.6e-12, 1.6e-12, 1.5e-12, 1.5e-12, 1.5e-12};
+  EXPECT_TRUE(stalledAtRoundOff(floorAt, 1e-10)) << "5 iterations at 1.5e-12 of the start";
+  std::vector<PetscReal> stuckHigh = {1, 1e-2, 5e-5, 5e-5, 5e-5, 5e-5, 5e-5, 5e-5};
+  EXPECT_FALSE(stalledAtRoundOff(stuckHigh, 1e-10)) << "a meshed grid's stall at 5e-5 must fall back, not pass";
+  std::vector<PetscReal> stillFalling = {1, 2e-12, 1.9e-12, 1.8e-12, 1.7e-12, 1.6e-12, 4e-13};
+  EXPECT_FALSE(stalledAtRoundOff(stillFalling, 1e-10)) << "halved over the window: still converging";
+  stillFalling.back() = 1.5e-12;
+  EXPECT_TRUE(stalledAtRoundOff(stillFalling, 1e-10));
+  EXPECT_FALSE(stalledAtRoundOff(stillFalling, 1e-12)) << "not below the given bound";
 }
 
 // The choice by size and rank count itself.

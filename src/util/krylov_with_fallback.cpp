@@ -17,6 +17,31 @@ struct KrylovWithFallback {
   bool fellBack = false;
 };
 
+// The inner GMRES's convergence test: PETSc's, and a stall at round-off counts as converged.
+struct StallAwareTest {
+  void *defaultCtx = nullptr;
+  std::vector<PetscReal> history;
+};
+
+PetscErrorCode convergedOrStalled(KSP ksp, PetscInt it, PetscReal rnorm, KSPConvergedReason *reason, void *ctx) {
+  auto *test = static_cast<StallAwareTest *>(ctx);
+  PetscFunctionBeginUser;
+  PetscCall(KSPConvergedDefault(ksp, it, rnorm, reason, test->defaultCtx));
+  if (it == 0) test->history.clear();
+  test->history.resize((size_t)it + 1);
+  test->history[(size_t)it] = rnorm;
+  if (*reason == KSP_CONVERGED_ITERATING && stalledAtRoundOff(test->history, kSensitivityRtolMax)) *reason = KSP_CONVERGED_RTOL;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode destroyStallAwareTest(void *ctx) {
+  auto *test = static_cast<StallAwareTest *>(ctx);
+  PetscFunctionBeginUser;
+  PetscCall(KSPConvergedDefaultDestroy(test->defaultCtx));
+  delete test;
+  PetscFunctionReturn(0);
+}
+
 // Block Jacobi's blocks get their solvers when the PC is set up, with ILU(0) as PETSc's default:
 // before the first solve (and so before the blocks are factored), give every block PETSc's LU
 // with a fill-reducing ordering unless the options name the blocks' preconditioner
@@ -156,6 +181,11 @@ PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize) {
   PetscCall(KSPSetType(ctx->krylov, KSPGMRES));
   PetscCall(KSPGMRESSetRestart(ctx->krylov, kKrylovTrialIterations));
   PetscCall(KSPSetTolerances(ctx->krylov, kKrylovRtol, 0.0, PETSC_DEFAULT, kKrylovTrialIterations));
+  {
+    auto *test = new StallAwareTest;
+    PetscCall(KSPConvergedDefaultCreate(&test->defaultCtx));
+    PetscCall(KSPSetConvergenceTest(ctx->krylov, convergedOrStalled, test, destroyStallAwareTest));
+  }
   PetscCall(KSPSetPreSolve(ctx->krylov, exactBlocks, nullptr));
   {
     PC inner;
@@ -190,6 +220,13 @@ static PetscErrorCode ourShell(KSP ksp, KrylovWithFallback **ctx) {
   if (!name || std::string(name) != kShellName) PetscFunctionReturn(0);
   PetscCall(shellContext(pc, ctx));
   PetscFunctionReturn(0);
+}
+
+bool stalledAtRoundOff(const std::vector<PetscReal> &history, PetscReal maxRelative) {
+  if (history.size() <= kStallWindow) return false;
+  const size_t it = history.size() - 1;
+  const PetscReal now = history[it];
+  return now <= maxRelative * history[0] && now > 0.5 * history[it - kStallWindow];
 }
 
 PetscErrorCode krylovFellBack(KSP ksp, bool *fellBack) {

@@ -18,10 +18,22 @@
 
 #include <petscksp.h>
 
+#include <vector>
+
 namespace hybridsens {
 
 // Iterations of the inner GMRES before it gives way to the direct solve.
 constexpr PetscInt kKrylovTrialIterations = 50;
+
+// Whether a GMRES residual history (history[i] after i iterations; history[0] the initial one)
+// has stalled at round-off: the last kStallWindow iterations did not halve the residual, and it
+// is already below maxRelative of the initial one. A block-Jacobi GMRES reaches such a floor when
+// the right-hand side is itself at round-off (a guard rate's ẏ solve at rest: |b| = 3e-13, a
+// floor of 1.6e-12 relative, above the 1e-12 tolerance); the inner GMRES then counts as
+// converged (the solution is as exact as the arithmetic allows, and within the tolerance
+// sensitivities accept) instead of giving way to the direct solve. Pure, for tests.
+constexpr size_t kStallWindow = 5;
+bool stalledAtRoundOff(const std::vector<PetscReal> &history, PetscReal maxRelative);
 
 // Makes ksp a PREONLY KSP whose preconditioner is the Krylov solve above; globalSize picks the
 // fallback (redundant LU below kRedundantLUBelow unknowns, else MUMPS).
