@@ -15,6 +15,7 @@ struct KrylovWithFallback {
   KSP direct = nullptr;    // made on the first failure of `krylov`
   PetscInt globalSize = 0; // picks the direct solve
   bool fellBack = false;
+  KSP configuredBlock = nullptr;  // the first block solver exactBlocks configured (blocks made anew are configured again)
 };
 
 // The inner GMRES's convergence test: PETSc's, and a stall at round-off counts as converged.
@@ -46,7 +47,8 @@ PetscErrorCode destroyStallAwareTest(void *ctx) {
 // before the first solve (and so before the blocks are factored), give every block PETSc's LU
 // with a fill-reducing ordering unless the options name the blocks' preconditioner
 // (-<prefix>sub_pc_type).
-PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *) {
+PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *shell) {
+  auto *ctx = static_cast<KrylovWithFallback *>(shell);
   PC pc;
   PetscBool isBJacobi;
   PetscInt nLocal;
@@ -57,6 +59,9 @@ PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *) {
   if (!isBJacobi) PetscFunctionReturn(0);
   PetscCall(KSPSetUp(ksp));  // creates the blocks' solvers; factoring waits for KSPSetUpOnBlocks
   PetscCall(PCBJacobiGetSubKSP(pc, &nLocal, nullptr, &blocks));
+  // Once per set of blocks, not at every solve (reading the options database each time).
+  if (nLocal > 0 && blocks[0] == ctx->configuredBlock) PetscFunctionReturn(0);
+  if (nLocal > 0) ctx->configuredBlock = blocks[0];
   for (PetscInt b = 0; b < nLocal; ++b) {
     const char *subPrefix;
     PetscBool chosen;
@@ -186,14 +191,13 @@ PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize) {
     PetscCall(KSPConvergedDefaultCreate(&test->defaultCtx));
     PetscCall(KSPSetConvergenceTest(ctx->krylov, convergedOrStalled, test, destroyStallAwareTest));
   }
-  PetscCall(KSPSetPreSolve(ctx->krylov, exactBlocks, nullptr));
+  PetscCall(KSPSetPreSolve(ctx->krylov, exactBlocks, ctx));
   {
     PC inner;
     PetscCall(KSPGetPC(ctx->krylov, &inner));
     PetscCall(PCSetType(inner, PCBJACOBI));
   }
   PetscCall(KSPSetFromOptions(ctx->krylov));
-  PetscCall(KSPSetType(ksp, KSPPREONLY));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCSHELL));
   PetscCall(PCShellSetContext(pc, ctx));
