@@ -35,7 +35,7 @@ constexpr PetscInt kKrylovTrialIterations = 50;
 constexpr size_t kStallWindow = 5;
 bool stalledAtRoundOff(const std::vector<PetscReal> &history, PetscReal maxRelative);
 
-// Makes ksp a PREONLY KSP whose preconditioner is the Krylov solve above; globalSize picks the
+// Makes ksp's PC (ksp is PREONLY: setLinearSolveKind) the Krylov solve above; globalSize picks the
 // fallback (redundant LU below kRedundantLUBelow unknowns, else MUMPS).
 PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize);
 

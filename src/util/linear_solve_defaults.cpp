@@ -42,31 +42,20 @@ PetscErrorCode useFillReducingOrdering(PC pc) {
 PetscErrorCode setLinearSolveKind(KSP ksp, LinearSolveKind kind, PetscInt globalSize) {
   PC pc;
   PetscFunctionBeginUser;
-  PetscCall(KSPGetPC(ksp, &pc));
-  if (kind == LinearSolveKind::BlockJacobiKrylov) {
-    PetscCall(setKrylovWithDirectFallback(ksp, globalSize));
-    PetscFunctionReturn(0);
-  }
   PetscCall(KSPSetType(ksp, KSPPREONLY));
+  PetscCall(KSPGetPC(ksp, &pc));
   switch (kind) {
-  case LinearSolveKind::BlockJacobiKrylov:  // handled above
+  case LinearSolveKind::BlockJacobiKrylov:
+    PetscCall(setKrylovWithDirectFallback(ksp, globalSize));
+    break;
   case LinearSolveKind::SerialLU:
     PetscCall(PCSetType(pc, PCLU));
     PetscCall(useFillReducingOrdering(pc));
     break;
-  case LinearSolveKind::RedundantLU: {
-    // The inner solver of PCREDUNDANT is PREONLY + PETSc's LU on one rank (its defaults).
-    KSP inner;
-    PC innerPc;
-    PetscCall(PCSetType(pc, PCREDUNDANT));
-    PetscCall(PCRedundantGetKSP(pc, &inner));
-    PetscCall(KSPGetPC(inner, &innerPc));
-    PetscCall(PCSetType(innerPc, PCLU));
-    PetscCall(useFillReducingOrdering(innerPc));
-    break;
-  }
+  case LinearSolveKind::RedundantLU:
   case LinearSolveKind::RedundantPivotingLU: {
-    // PCREDUNDANT's own inner LU is PETSc's, which stops at a zero pivot: give it a pivoting one.
+    // Every rank factors a copy with PREONLY + LU; PETSc's own LU stops at a zero pivot, so a
+    // matrix that needs pivoting gets SuperLU (several times cheaper than MUMPS on small systems).
     KSP inner;
     PC innerPc;
     PetscCall(PCSetType(pc, PCREDUNDANT));
@@ -74,11 +63,15 @@ PetscErrorCode setLinearSolveKind(KSP ksp, LinearSolveKind kind, PetscInt global
     PetscCall(KSPSetType(inner, KSPPREONLY));
     PetscCall(KSPGetPC(inner, &innerPc));
     PetscCall(PCSetType(innerPc, PCLU));
+    if (kind == LinearSolveKind::RedundantLU) {
+      PetscCall(useFillReducingOrdering(innerPc));
+    } else {
 #if defined(PETSC_HAVE_SUPERLU)
-    PetscCall(PCFactorSetMatSolverType(innerPc, MATSOLVERSUPERLU));  // several times cheaper than MUMPS on small systems
+      PetscCall(PCFactorSetMatSolverType(innerPc, MATSOLVERSUPERLU));
 #else
-    PetscCall(PCFactorSetMatSolverType(innerPc, MATSOLVERMUMPS));
+      PetscCall(PCFactorSetMatSolverType(innerPc, MATSOLVERMUMPS));
 #endif
+    }
     break;
   }
   case LinearSolveKind::ParallelDirect:
