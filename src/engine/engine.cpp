@@ -218,13 +218,10 @@ PetscErrorCode Engine::ensureStartRates() {
 // Explicit one-step methods (an ODE): their end state's slope in h is the vector field there to
 // the method's order (guardSlopes).
 static PetscErrorCode typeIsExplicitOneStep(TS ts, bool *is) {
+  PetscBool match;
   PetscFunctionBeginUser;
-  *is = false;
-  for (TSType type : {TSRK, TSSSP, TSEULER}) {
-    PetscBool match;
-    PetscCall(PetscObjectTypeCompare((PetscObject)ts, type, &match));
-    *is = *is || match;
-  }
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, &match, TSRK, TSSSP, TSEULER, ""));
+  *is = match;
   PetscFunctionReturn(0);
 }
 

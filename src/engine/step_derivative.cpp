@@ -13,13 +13,10 @@ StepDerivative::~StepDerivative() {
 }
 
 static PetscErrorCode thetaOf(TS ts, PetscReal *theta, PetscBool *endpoint, bool *isTheta) {
-  PetscBool match = PETSC_FALSE;
+  PetscBool match;
   PetscFunctionBeginUser;
   *isTheta = false;
-  for (TSType type : {TSTHETA, TSBEULER, TSCN}) {
-    PetscCall(PetscObjectTypeCompare((PetscObject)ts, type, &match));
-    if (match) break;
-  }
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, &match, TSTHETA, TSBEULER, TSCN, ""));
   if (!match) PetscFunctionReturn(0);
   PetscCall(TSThetaGetTheta(ts, theta));
   PetscCall(TSThetaGetEndpoint(ts, endpoint));
@@ -62,7 +59,7 @@ PetscErrorCode StepDerivative::refreshStepMatrix(TS ts, KSP ksp, PetscReal t0, V
   PetscFunctionBeginUser;
   if (!stage_) PetscCall(VecDuplicate(u1, &stage_));
   if (!stageDot_) PetscCall(VecDuplicate(u1, &stageDot_));
-  PetscCall(VecCopy(u1, stage_));
+  PetscCall(VecCopy(u1, stage_));  // also read by compute() for f_t at the stage
   if (!endpoint) PetscCall(VecAXPBY(stage_, 1 - theta, theta, u0));
   PetscCall(VecWAXPY(stageDot_, -1.0, u0, stage_));
   PetscCall(VecScale(stageDot_, 1.0 / (theta * h)));
@@ -99,15 +96,10 @@ PetscErrorCode StepDerivative::compute(TS ts, PetscReal t0, Vec u0, PetscReal h,
   if (dyn_.isDAE()) PetscCall(VecPointwiseMult(rhs_, dyn_.massDiagonal(), rhs_));
   PetscCall(VecScale(rhs_, 1.0 / (theta * h * h)));
   if (dyn_.model().explicitTime()) {
-    // −F_t = f_t at the stage: (t0 + h, u1) with the endpoint, (t0 + θh, u0 + θ(u1 − u0)) otherwise.
-    PetscReal tStage = t0 + h;
-    PetscCall(VecCopy(u1, work_));
-    if (!endpoint) {
-      tStage = t0 + theta * h;
-      PetscCall(VecAXPBY(work_, 1 - theta, theta, u0));
-    }
+    // −F_t = f_t at the stage refreshStepMatrix formed: (t0 + h, u1) with the endpoint,
+    // (t0 + θh, u0 + θ(u1 − u0)) otherwise.
     if (!ft_) PetscCall(VecDuplicate(u1, &ft_));
-    PetscCall(dyn_.rhsTimeDerivative(tStage, work_, dyn_.mode, ft_));
+    PetscCall(dyn_.rhsTimeDerivative(endpoint ? t0 + h : t0 + theta * h, stage_, dyn_.mode, ft_));
     PetscCall(VecAXPY(rhs_, 1.0, ft_));
   }
   PetscCall(VecZeroEntries(work_));  // a KSP with a nonzero initial guess starts from zero

@@ -2,18 +2,9 @@
 
 #include "util/linear_solve_defaults.hpp"
 
-#include <initializer_list>
 #include <string>
 
 namespace hybridsens {
-
-static PetscErrorCode typeIsAnyOf(TS ts, std::initializer_list<TSType> types, PetscBool *match) {
-  PetscFunctionBeginUser;
-  *match = PETSC_FALSE;
-  for (TSType t : types)
-    if (!*match) PetscCall(PetscObjectTypeCompare((PetscObject)ts, t, match));
-  PetscFunctionReturn(0);
-}
 
 // The integrator of every run. The engine re-takes steps from a saved start (event location),
 // so only types whose TSStep honours ts->steprollback can be used; the ones listed for plain
@@ -24,13 +15,13 @@ PetscErrorCode checkIntegratorConfiguration(TS ts, const Dynamics &dyn, bool use
   PetscBool stageTypes, plainTypes, isTheta;
   PetscFunctionBeginUser;
   PetscCall(TSGetType(ts, &type));
-  PetscCall(typeIsAnyOf(ts, {TSTHETA, TSBEULER, TSCN, TSRK}, &stageTypes));
-  PetscCall(typeIsAnyOf(ts, {TSEULER, TSSSP, TSBDF, TSARKIMEX, TSROSW, TSALPHA}, &plainTypes));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, &stageTypes, TSTHETA, TSBEULER, TSCN, TSRK, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, &plainTypes, TSEULER, TSSSP, TSBDF, TSARKIMEX, TSROSW, TSALPHA, ""));
   PetscCheck(stageTypes || (plainTypes && !usesStages), dyn.comm(), PETSC_ERR_SUP,
              "-ts_type %s is not supported%s: use theta (0 < -ts_theta_theta <= 1, -ts_theta_endpoint), beuler, cn or rk%s", type,
              plainTypes ? " with integral costs or sensitivities" : "",
              plainTypes ? "" : " (a plain simulation without integral costs or sensitivities also allows euler, ssp, bdf, arkimex, rosw, alpha)");
-  PetscCall(typeIsAnyOf(ts, {TSTHETA, TSBEULER, TSCN}, &isTheta));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, &isTheta, TSTHETA, TSBEULER, TSCN, ""));
   if (dyn.isIndex2()) {
     // Only backward Euler is exact and stable on an index-2 DAE here (docs/index2-daes.md §3):
     // any θ < 1 reads f(t, u⁺) at the start of the step after an event, i.e. the reinitialized
