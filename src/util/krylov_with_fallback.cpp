@@ -12,7 +12,7 @@ constexpr const char *kShellName = "hybridsens: GMRES + block Jacobi (rank-local
 
 struct KrylovWithFallback {
   KSP krylov = nullptr;    // GMRES + block Jacobi, prefix <outer>krylov_
-  KSP direct = nullptr;    // made on the first failure of `krylov`
+  KSP direct = nullptr;    // used from the first failure of `krylov` on
   PetscInt globalSize = 0; // picks the direct solve
   bool fellBack = false;
   KSP configuredBlock = nullptr;  // the first block solver exactBlocks configured (blocks made anew are configured again)
@@ -92,23 +92,23 @@ PetscErrorCode setUpShell(PC pc) {
   PetscCall(shellContext(pc, &ctx));
   PetscCall(PCGetOperators(pc, &A, &P));
   PetscCall(KSPSetOperators(ctx->krylov, A, P));
-  if (ctx->direct) PetscCall(KSPSetOperators(ctx->direct, A, P));
+  PetscCall(KSPSetOperators(ctx->direct, A, P));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode makeDirect(PC pc, KrylovWithFallback *ctx) {
+// The fallback is made with the Krylov solve, so that its options are read (and checked, in
+// sensitivity runs: requireExactSolve) before the run, not on a failure hours into it; it factors
+// nothing until it first solves.
+PetscErrorCode makeDirect(KSP outer, KrylovWithFallback *ctx) {
   const char *prefix;
-  Mat A, P;
   PetscFunctionBeginUser;
-  PetscCall(KSPCreate(PetscObjectComm((PetscObject)pc), &ctx->direct));
-  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(KSPCreate(PetscObjectComm((PetscObject)outer), &ctx->direct));
+  PetscCall(KSPGetOptionsPrefix(outer, &prefix));
   PetscCall(KSPSetOptionsPrefix(ctx->direct, prefix));
   PetscCall(KSPAppendOptionsPrefix(ctx->direct, "direct_"));
   PetscCall(setLinearSolveKind(ctx->direct, ctx->globalSize < kRedundantLUBelow ? LinearSolveKind::RedundantLU : LinearSolveKind::ParallelDirect,
                                ctx->globalSize));
   PetscCall(KSPSetFromOptions(ctx->direct));
-  PetscCall(PCGetOperators(pc, &A, &P));
-  PetscCall(KSPSetOperators(ctx->direct, A, P));
   PetscFunctionReturn(0);
 }
 
@@ -132,7 +132,6 @@ PetscErrorCode solve(PC pc, Vec b, Vec x, bool transpose) {
     PetscCall(KSPGetOptionsPrefix(ctx->krylov, &prefix));
     PetscCall(PCGetOptionsPrefix(pc, &outerPrefix));
     ctx->fellBack = true;
-    PetscCall(makeDirect(pc, ctx));
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc),
                           "hybridsens: GMRES with block Jacobi (-%sksp_rtol %g) did not converge (%s after %" PetscInt_FMT
                           " iterations): this solve and the rest of the run use a direct solve instead (-%spc_type redundant from the start "
@@ -198,6 +197,7 @@ PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize) {
     PetscCall(PCSetType(inner, PCBJACOBI));
   }
   PetscCall(KSPSetFromOptions(ctx->krylov));
+  PetscCall(makeDirect(ksp, ctx));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCSHELL));
   PetscCall(PCShellSetContext(pc, ctx));
@@ -241,11 +241,12 @@ PetscErrorCode krylovFellBack(KSP ksp, bool *fellBack) {
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode innerKrylov(KSP ksp, KSP *krylov) {
+PetscErrorCode innerKrylov(KSP ksp, KSP *krylov, KSP *direct) {
   KrylovWithFallback *ctx = nullptr;
   PetscFunctionBeginUser;
   PetscCall(ourShell(ksp, &ctx));
   *krylov = ctx ? ctx->krylov : nullptr;
+  if (direct) *direct = ctx ? ctx->direct : nullptr;
   PetscFunctionReturn(0);
 }
 

@@ -42,7 +42,8 @@ PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize);
 // Whether ksp's Krylov solve has given way to the direct one (false for any other KSP).
 PetscErrorCode krylovFellBack(KSP ksp, bool *fellBack);
 
-// The inner GMRES of a KSP set up by setKrylovWithDirectFallback (nullptr for any other KSP).
-PetscErrorCode innerKrylov(KSP ksp, KSP *krylov);
+// The inner GMRES of a KSP set up by setKrylovWithDirectFallback, and (if direct is not null) its
+// fallback direct solve (nullptr for any other KSP).
+PetscErrorCode innerKrylov(KSP ksp, KSP *krylov, KSP *direct = nullptr);
 
 } // namespace hybridsens

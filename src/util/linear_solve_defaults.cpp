@@ -119,11 +119,15 @@ PetscErrorCode requireExactSolve(KSP ksp, const char *role) {
   PCType pt;
   PC pc;
   PetscBool preonly, direct, redundant;
-  KSP inner;
+  KSP inner, fallback;
   PetscFunctionBeginUser;
-  PetscCall(innerKrylov(ksp, &inner));
-  // The library's GMRES + block Jacobi: its tolerance (a solve that does not converge falls back).
-  if (inner) PetscFunctionReturn(requireTightTolerance(inner, role));
+  PetscCall(innerKrylov(ksp, &inner, &fallback));
+  // The library's GMRES + block Jacobi: its tolerance, and the direct solve it falls back to (a
+  // user's -direct_pc_type is checked like any other choice).
+  if (inner) {
+    PetscCall(requireTightTolerance(inner, role));
+    PetscFunctionReturn(requireExactSolve(fallback, role));
+  }
   PetscCall(KSPGetType(ksp, &kt));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCGetType(pc, &pt));

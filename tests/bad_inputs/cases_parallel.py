@@ -33,6 +33,10 @@ CASES = [
     Case("sensitivities_gmres_default_rtol", "wecc9", SHORT + ["-hs_adjoint", "-ksp_type", "gmres"], error=r"-ksp_rtol 1e-05: sensitivities need", np=2),
     Case("sensitivities_loose_consistency_krylov", "wecc9", KRYLOV + ["-hs_adjoint", "-hs_consistency_krylov_ksp_rtol", "1e-6"],
          error=r"-hs_consistency_krylov_ksp_rtol 1e-06: sensitivities need", np=2),
+    # the direct solve the Krylov default falls back to is checked before the run, not on a failure
+    Case("sensitivities_inexact_fallback", "wecc9", KRYLOV + ["-hs_adjoint", "-direct_pc_type", "bjacobi"],
+         error=r"-direct_pc_type bjacobi with -direct_ksp_type preonly is not an exact solve", np=2),
+    Case("parallel_unknown_fallback_pc_type", "wecc9", KRYLOV + ["-direct_pc_type", "nosuchpc"], error=r"nosuchpc", np=2),
     Case("sensitivities_tangent_ilu", "wecc9", ["-ts_max_time", "1.1", "-hs_forward", "-hs_tangent_pc_type", "ilu"],
          error=r"-hs_tangent_pc_type ilu with -hs_tangent_ksp_type preonly is not an exact solve"),
 ]
