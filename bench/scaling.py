@@ -13,7 +13,12 @@ brackets). Times are the example's "timing:" line (Solver::solve: the forward so
 the reverse sweep; model set-up and output excluded). The load average is printed before and
 after each grid: on a shared machine it says how far the figures can be trusted.
 Peak RSS per rank: each rank runs under this script (--report-rss mode), which reports the
-maximum resident set size of the process it started (getrusage of the child).
+maximum resident set size of the process it started (getrusage of the child). That figure
+includes the pages of the shared libraries the process has touched (PETSc, MPI, BLAS, and the
+libraries Debian's PETSc links: about 42 MiB in every process, shared between the ranks of a
+node, not divided by them); the script also samples /proc every 10 ms for the largest anonymous
+plus shared-memory resident size ("without the shared libraries' pages": the rank's own data,
+heap, stacks and MPI buffers; a sample can miss a peak shorter than 10 ms).
 Agreement: on the largest grid, the adjoint gradients at 2 ranks against 1 rank, max relative
 difference (must be <= 1e-12; the script exits non-zero otherwise).
 MPI: the variables of scripts/env.sh (ranks yield when idle) are set here too.
@@ -21,10 +26,29 @@ MPI: the variables of scripts/env.sh (ranks yield when idle) are set here too.
 import argparse, json, os, re, resource, statistics, subprocess, sys, tempfile
 
 if len(sys.argv) > 1 and sys.argv[1] == "--report-rss":
-    # One rank: run the program, then report its peak RSS (KiB) on stderr.
-    rc = subprocess.call(sys.argv[2:])
+    # One rank: run the program, then report its peak RSS (KiB) on stderr, and the largest of its
+    # anonymous plus shared-memory resident pages seen by sampling /proc every 10 ms.
+    import threading, time
+    child = subprocess.Popen(sys.argv[2:])
+    peak_private = 0
+
+    def sample():
+        global peak_private
+        while child.poll() is None:
+            try:
+                f = dict(l.split(":", 1) for l in open(f"/proc/{child.pid}/status"))
+                kib = sum(int(f[k].split()[0]) for k in ("RssAnon", "RssShmem"))
+                peak_private = max(peak_private, kib)
+            except (OSError, KeyError, ValueError):
+                pass
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    rc = child.wait()
+    sampler.join()
     rank = os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("PMI_RANK", "0"))
-    print(f"peak-rss rank {rank}: {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}", file=sys.stderr)
+    print(f"peak-rss rank {rank}: {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {peak_private}", file=sys.stderr)
     sys.exit(rc)
 
 ap = argparse.ArgumentParser()
@@ -56,8 +80,8 @@ def run(areas, np_, mode, summary=None):
     if p.returncode:
         sys.exit(f"scaling: {' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
     t = float(re.search(r"timing: .* ([0-9.]+) s", p.stdout).group(1))
-    rss = sorted((int(r), int(k) / 1024) for r, k in re.findall(r"peak-rss rank (\d+): (\d+)", p.stderr))
-    return t, [m for _, m in rss]
+    rss = sorted((int(r), int(k) / 1024, int(q) / 1024) for r, k, q in re.findall(r"peak-rss rank (\d+): (\d+) (\d+)", p.stderr))
+    return t, [(m, q) for _, m, q in rss]
 
 
 def grid(areas):
@@ -73,13 +97,16 @@ def grid(areas):
                 t[np_].append(s)
                 rss[np_].append(m)
         ratios = [x / y for x, y in zip(t[1], t[2])]
-        peak1 = max(m[0] for m in rss[1])
-        peak2 = [max(m[r] for m in rss[2]) for r in range(2)]
+        peak1 = max(m[0][0] for m in rss[1])
+        peak2 = [max(m[r][0] for m in rss[2]) for r in range(2)]
+        priv1 = max(m[0][1] for m in rss[1])
+        priv2 = [max(m[r][1] for m in rss[2]) for r in range(2)]
         label = mode if mode == "simulation" else "adjoint, 3 costs, 29 parameters"
         print(f"  {label:32s} 1 rank {statistics.median(t[1]):8.3f} s   2 ranks {statistics.median(t[2]):8.3f} s   "
               f"speed-up {statistics.median(ratios):5.2f} [{min(ratios):.2f} .. {max(ratios):.2f}]   "
               f"peak RSS 1 rank {peak1:6.0f} MiB, 2 ranks {peak2[0]:.0f} + {peak2[1]:.0f} MiB "
-              f"({max(peak2) / peak1:.2f} x per rank)")
+              f"({max(peak2) / peak1:.2f} x per rank); without the shared libraries' pages "
+              f"{priv1:.0f} MiB, {priv2[0]:.0f} + {priv2[1]:.0f} MiB ({max(priv2) / priv1:.2f} x)")
     print(f"  load average after: {loadavg()}")
 
 
