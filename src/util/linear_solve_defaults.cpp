@@ -102,53 +102,70 @@ static std::string optionPrefix(KSP ksp) {
 
 static PetscErrorCode requireTightTolerance(KSP ksp, const char *role) {
   KSPType kt;
+  KSPNormType norm;
   PetscReal rtol;
   PetscFunctionBeginUser;
   PetscCall(KSPGetType(ksp, &kt));
   PetscCall(KSPGetTolerances(ksp, &rtol, nullptr, nullptr, nullptr));
+  PetscCall(KSPGetNormType(ksp, &norm));
   const std::string p = optionPrefix(ksp);
   PetscCheck(rtol <= kSensitivityRtolMax, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
              "%s: %sksp_type %s with %sksp_rtol %g: sensitivities need the linear solves to %g or tighter (the gradients move "
              "with the tolerance: by 7e-8 at 1e-4 on a 6.4k-unknown grid); set %sksp_rtol 1e-12 or use a factorization",
              role, p.c_str(), kt, p.c_str(), (double)rtol, (double)kSensitivityRtolMax, p.c_str());
+  // Without a residual norm the tolerance is never tested: the solve stops after -ksp_max_it
+  // iterations and counts as converged, however far from the solution.
+  PetscCheck(norm != KSP_NORM_NONE, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+             "%s: %sksp_type %s with %sksp_norm_type none never tests its tolerance, so sensitivities could read an inexact "
+             "solve; leave %sksp_norm_type at its default",
+             role, p.c_str(), kt, p.c_str(), p.c_str());
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode requireExactSolve(KSP ksp, const char *role) {
+// PREONLY must apply a factorization of the whole matrix (a redundant PC: its inner solve); any
+// other KSP must test a tight tolerance.
+static PetscErrorCode requireExactConfiguration(KSP ksp, const char *role) {
   KSPType kt;
   PCType pt;
   PC pc;
   PetscBool preonly, direct, redundant;
-  KSP inner, fallback;
   PetscFunctionBeginUser;
-  PetscCall(innerKrylov(ksp, &inner, &fallback));
-  // The library's GMRES + block Jacobi: its tolerance, and the direct solve it falls back to (a
-  // user's -direct_pc_type is checked like any other choice).
-  if (inner) {
-    PetscCall(requireTightTolerance(inner, role));
-    PetscFunctionReturn(requireExactSolve(fallback, role));
-  }
   PetscCall(KSPGetType(ksp, &kt));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCGetType(pc, &pt));
   const std::string p = optionPrefix(ksp);
   PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &preonly, KSPPREONLY, KSPNONE, ""));
-  if (preonly) {
-    PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCLU, PCCHOLESKY, PCQR, PCSVD, ""));
-    if (direct) PetscFunctionReturn(0);
-    PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCREDUNDANT, &redundant));
-    if (redundant) {
-      PetscCall(PCRedundantGetKSP(pc, &inner));
-      PetscFunctionReturn(requireExactSolve(inner, role));
-    }
-    SETERRQ(PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
-            "%s: %spc_type %s with %sksp_type %s is not an exact solve, so sensitivities would be wrong (forward and adjoint would "
-            "still agree with each other): use a factorization (%spc_type lu, cholesky or redundant) or a Krylov method run to "
-            "%sksp_rtol %g or less (e.g. %sksp_type gmres %sksp_rtol 1e-12)",
-            role, p.c_str(), pt ? pt : "(none)", p.c_str(), kt, p.c_str(), p.c_str(), (double)kSensitivityRtolMax, p.c_str(), p.c_str());
+  if (!preonly) PetscFunctionReturn(requireTightTolerance(ksp, role));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCLU, PCCHOLESKY, PCQR, PCSVD, ""));
+  if (direct) PetscFunctionReturn(0);
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCREDUNDANT, &redundant));
+  if (redundant) {
+    KSP inner;
+    PetscCall(PCRedundantGetKSP(pc, &inner));
+    PetscFunctionReturn(requireExactSolve(inner, role));
   }
-  PetscCall(requireTightTolerance(ksp, role));
-  PetscCall(KSPSetErrorIfNotConverged(ksp, PETSC_TRUE));
+  SETERRQ(PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+          "%s: %spc_type %s with %sksp_type %s is not an exact solve, so sensitivities would be wrong (forward and adjoint would "
+          "still agree with each other): use a factorization (%spc_type lu, cholesky or redundant) or a Krylov method run to "
+          "%sksp_rtol %g or less (e.g. %sksp_type gmres %sksp_rtol 1e-12)",
+          role, p.c_str(), pt ? pt : "(none)", p.c_str(), kt, p.c_str(), p.c_str(), (double)kSensitivityRtolMax, p.c_str(), p.c_str());
+}
+
+PetscErrorCode requireExactSolve(KSP ksp, const char *role) {
+  KSP inner, fallback;
+  PetscBool preonly;
+  PetscFunctionBeginUser;
+  PetscCall(innerKrylov(ksp, &inner, &fallback));
+  // The library's GMRES + block Jacobi (a -krylov_ksp_type preonly would apply block Jacobi
+  // alone), and the direct solve it falls back to: a user's -direct_pc_type is checked like any
+  // other choice. The inner solve is not made to stop with an error: its failure falls back.
+  if (inner) {
+    PetscCall(requireExactConfiguration(inner, role));
+    PetscFunctionReturn(requireExactSolve(fallback, role));
+  }
+  PetscCall(requireExactConfiguration(ksp, role));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &preonly, KSPPREONLY, KSPNONE, ""));
+  if (!preonly) PetscCall(KSPSetErrorIfNotConverged(ksp, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 

@@ -74,8 +74,11 @@ constexpr PetscReal kSensitivityRtolMax = 1e-10;
 // use: PREONLY with a preconditioner that is not a factorization of the whole matrix (e.g.
 // -pc_type bjacobi, ilu, jacobi: the tangent and the adjoint then differentiate the inexact
 // solve — they still agree with each other, but not with the gradient), or a Krylov method
-// with a relative tolerance above kSensitivityRtolMax. A Krylov method that passes is made to
-// stop with an error if it does not converge. `role` names the solve in the message.
+// with a relative tolerance above kSensitivityRtolMax or without a residual norm to test it by
+// (-ksp_norm_type none). A Krylov method that passes is made to stop with an error if it does not
+// converge. The Krylov default (krylov_with_fallback.hpp) is checked in both its parts: its inner
+// solve (-krylov_ksp_type preonly would be block Jacobi alone) and its fall-back.
+// `role` names the solve in the message.
 PetscErrorCode requireExactSolve(KSP ksp, const char *role);
 
 // Sets ksp to one kind of solve (globalSize: the system's, for the Krylov kind's fallback).

@@ -36,6 +36,14 @@ CASES = [
     # the direct solve the Krylov default falls back to is checked before the run, not on a failure
     Case("sensitivities_inexact_fallback", "wecc9", KRYLOV + ["-hs_adjoint", "-direct_pc_type", "bjacobi"],
          error=r"-direct_pc_type bjacobi with -direct_ksp_type preonly is not an exact solve", np=2),
+    # the inner solve alone: PREONLY block Jacobi ignores the coupling between the ranks' blocks
+    Case("sensitivities_inner_preonly", "wecc9", KRYLOV + ["-hs_adjoint", "-krylov_ksp_type", "preonly"],
+         error=r"-krylov_pc_type bjacobi with -krylov_ksp_type preonly is not an exact solve", np=2),
+    # no residual norm: the tolerance is never tested, the solve stops after -ksp_max_it as "converged"
+    Case("sensitivities_inner_no_norm", "wecc9", KRYLOV + ["-hs_adjoint", "-krylov_ksp_norm_type", "none"],
+         error=r"-krylov_ksp_norm_type none never tests its tolerance", np=2),
+    Case("sensitivities_gmres_no_norm_serial", "wecc9", SHORT + ["-hs_forward", "-ksp_type", "gmres", "-ksp_rtol", "1e-12", "-ksp_norm_type", "none"],
+         error=r"-ksp_norm_type none never tests its tolerance"),
     Case("parallel_unknown_fallback_pc_type", "wecc9", KRYLOV + ["-direct_pc_type", "nosuchpc"], error=r"nosuchpc", np=2),
     Case("sensitivities_tangent_ilu", "wecc9", ["-ts_max_time", "1.1", "-hs_forward", "-hs_tangent_pc_type", "ilu"],
          error=r"-hs_tangent_pc_type ilu with -hs_tangent_ksp_type preonly is not an exact solve"),
