@@ -103,16 +103,22 @@ static std::string optionPrefix(KSP ksp) {
 static PetscErrorCode requireTightTolerance(KSP ksp, const char *role) {
   KSPType kt;
   KSPNormType norm;
-  PetscReal rtol;
+  PetscReal rtol, atol;
   PetscFunctionBeginUser;
   PetscCall(KSPGetType(ksp, &kt));
-  PetscCall(KSPGetTolerances(ksp, &rtol, nullptr, nullptr, nullptr));
+  PetscCall(KSPGetTolerances(ksp, &rtol, &atol, nullptr, nullptr));
   PetscCall(KSPGetNormType(ksp, &norm));
   const std::string p = optionPrefix(ksp);
   PetscCheck(rtol <= kSensitivityRtolMax, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
              "%s: %sksp_type %s with %sksp_rtol %g: sensitivities need the linear solves to %g or tighter (the gradients move "
              "with the tolerance: by 7e-8 at 1e-4 on a 6.4k-unknown grid); set %sksp_rtol 1e-12 or use a factorization",
              role, p.c_str(), kt, p.c_str(), (double)rtol, (double)kSensitivityRtolMax, p.c_str());
+  // An absolute tolerance stops the solve as soon as the residual falls below it, however large
+  // that is against the right-hand side: no value above PETSc's default is safe for every scale.
+  PetscCheck(atol <= kSensitivityAtolMax, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+             "%s: %sksp_type %s with %sksp_atol %g: an absolute tolerance can stop the solve before its relative tolerance "
+             "is met, so sensitivities could read an inexact solve; leave %sksp_atol at PETSc's default (%g) and set %sksp_rtol",
+             role, p.c_str(), kt, p.c_str(), (double)atol, p.c_str(), (double)kSensitivityAtolMax, p.c_str());
   // Without a residual norm the tolerance is never tested: the solve stops after -ksp_max_it
   // iterations and counts as converged, however far from the solution.
   PetscCheck(norm != KSP_NORM_NONE, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,

@@ -69,12 +69,16 @@ PetscErrorCode useFillReducingOrdering(PC pc);
 // (on the 6.4k-unknown grid at 2 ranks: gradients equal the serial ones to 5.8e-14 at 1e-10,
 // 7e-12 at 1e-6, 7e-8 at 1e-4).
 constexpr PetscReal kSensitivityRtolMax = 1e-10;
+// ... and the largest absolute tolerance: PETSc's default (an absolute tolerance has no scale that
+// would be safe for every problem).
+constexpr PetscReal kSensitivityAtolMax = 1e-50;
 
 // Refuses (PETSC_ERR_SUP, naming the options of ksp's prefix) a solve that sensitivities cannot
 // use: PREONLY with a preconditioner that is not a factorization of the whole matrix (e.g.
 // -pc_type bjacobi, ilu, jacobi: the tangent and the adjoint then differentiate the inexact
 // solve — they still agree with each other, but not with the gradient), or a Krylov method
-// with a relative tolerance above kSensitivityRtolMax or without a residual norm to test it by
+// with a relative tolerance above kSensitivityRtolMax, an absolute one above kSensitivityAtolMax,
+// or without a residual norm to test it by
 // (-ksp_norm_type none). A Krylov method that passes is made to stop with an error if it does not
 // converge. The Krylov default (krylov_with_fallback.hpp) is checked in both its parts: its inner
 // solve (-krylov_ksp_type preonly would be block Jacobi alone) and its fall-back.

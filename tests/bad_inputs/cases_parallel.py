@@ -44,6 +44,8 @@ CASES = [
          error=r"-krylov_ksp_norm_type none never tests its tolerance", np=2),
     Case("sensitivities_gmres_no_norm_serial", "wecc9", SHORT + ["-hs_forward", "-ksp_type", "gmres", "-ksp_rtol", "1e-12", "-ksp_norm_type", "none"],
          error=r"-ksp_norm_type none never tests its tolerance"),
+    Case("sensitivities_inner_loose_atol", "wecc9", KRYLOV + ["-hs_adjoint", "-hs_consistency_krylov_ksp_atol", "1e-6"],
+         error=r"-hs_consistency_krylov_ksp_atol 1e-06: an absolute tolerance can stop the solve", np=2),
     Case("parallel_unknown_fallback_pc_type", "wecc9", KRYLOV + ["-direct_pc_type", "nosuchpc"], error=r"nosuchpc", np=2),
     Case("sensitivities_tangent_ilu", "wecc9", ["-ts_max_time", "1.1", "-hs_forward", "-hs_tangent_pc_type", "ilu"],
          error=r"-hs_tangent_pc_type ilu with -hs_tangent_ksp_type preonly is not an exact solve"),
