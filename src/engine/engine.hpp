@@ -139,7 +139,7 @@ private:
   PetscErrorCode checkLeftSurface();
   PetscErrorCode checkStepCount(PetscReal h);
   PetscErrorCode checkTimeIndependence(PetscReal t, Vec X);
-  PetscErrorCode guardSlopes(PetscReal h, std::vector<PetscScalar> &slope);
+  PetscErrorCode guardSlopes(PetscReal h, std::vector<PetscScalar> &slope, std::vector<PetscScalar> &curvature);
   PetscErrorCode locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired);
   PetscErrorCode applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &guards);
   PetscErrorCode checkZeno(const EventRecord &r);
@@ -162,7 +162,7 @@ private:
   PetscReal t0_ = 0, tf_ = 0, finalTime_ = 0;
 
   // Step-start bookkeeping for re-taking steps bit-exactly.
-  Vec uStart_ = nullptr, udot_ = nullptr, dudh_ = nullptr;
+  Vec uStart_ = nullptr, udot_ = nullptr, dudh_ = nullptr, d2udh2_ = nullptr, path_ = nullptr;
   StepStart start_;
   PetscReal currentH_ = 0;
   PetscReal takenH_ = 0;  // the size the last TSStep took its (accepted) step with
