@@ -44,6 +44,7 @@ PetscErrorCode StepDerivative::noteStepTaken(TS ts) {
   Mat A;
   PetscFunctionBeginUser;
   matState_ = -1;
+  factored_ = nullptr;
   PetscCall(thetaOf(ts, &theta, &endpoint, &isTheta));
   if (!isTheta) PetscFunctionReturn(0);
   PetscCall(stepMatrix(ts, &ksp, &A));
@@ -123,8 +124,10 @@ PetscErrorCode StepDerivative::compute(TS ts, PetscReal t0, Vec u0, PetscReal h,
 // the step equation is M (X − u0) = θ h f(t_s, X). Twice in h, with φ(ε) = f(t_s + cε, X + εX'):
 //     (M − θh f_u) X'' = θ (2 φ'(0) + h φ''(0)),
 // and the factored matrix is (M − θh f_u)/(θh), so X'' = A⁻¹ (2φ'(0)/h + φ''(0)); u1'' = X''/θ
-// without the endpoint. φ'(0) and φ''(0) by central differences of f at X ± εX' (ε = 1e-4 h: the
-// truncation error ε²φ''''/12 and the rounding 4u‖f‖/ε² both stay far below what a candidate needs).
+// without the endpoint. φ'(0) and φ''(0) by central differences of f at X ± εX', ε = 1e-3 h: for f
+// changing on a time scale T the relative truncation error is (ε/T)²/12 and the rounding 4u(T/ε)²,
+// both ≤ 1e-7 for T ≥ h. (1e-4 h cost the CN bouncing ball 3 re-takes: the rounding of the guard's
+// curvature then placed the candidates of an exactly quadratic g 1e-10 off.)
 PetscErrorCode StepDerivative::secondDerivative(PetscReal t0, PetscReal h, Vec dudh, Vec d2udh2, bool *available) {
   PetscFunctionBeginUser;
   *available = false;
