@@ -198,3 +198,21 @@ TEST(EventDetection, RationalRootUsesCurvatures) {
   const double wrong = rationalRoot(0.0, 1.0, {{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0), dg(1.0), 0.5 * d2g(1.0)}});
   EXPECT_FALSE(std::fabs(wrong - 0.45) < 1e-6);  // NaN (refused) or elsewhere
 }
+
+// The Taylor check: for g = (h − 0.3)(h + 2) (exactly quadratic) sampled at 0.3 + 1e-6, a
+// candidate near the other end of the bracket (what an ill-conditioned fit through clustered
+// samples returned on the 3-area grid) is replaced by the Taylor root, exact here; one within
+// Newton's own step of the Newton point is kept, and so is any candidate where the sample is too
+// far for its Taylor model (|g''δ/g'| > 0.1) or has no curvature.
+TEST(EventDetection, TaylorCheckReplacesACandidateThatContradictsTheNearestSample) {
+  auto g = [](double h) { return (h - 0.3) * (h + 2.0); };
+  auto dg = [](double h) { return 2 * h + 1.7; };
+  const double hn = 0.3 + 1e-6;
+  const GuardSample near{hn, g(hn), dg(hn), 2.0};
+  EXPECT_NEAR(taylorChecked(0.97, near), 0.3, 1e-15);
+  EXPECT_NEAR(taylorChecked(0.3 - 2e-6, near), 0.3, 1e-15);  // the other side, twice Newton's step away
+  EXPECT_EQ(taylorChecked(0.3 + 1e-12, near), 0.3 + 1e-12);  // consistent: kept
+  const GuardSample far{0.9, g(0.9), dg(0.9), 2.0};          // |g''δ/g'| = 0.35
+  EXPECT_EQ(taylorChecked(0.97, far), 0.97);
+  EXPECT_EQ(taylorChecked(0.97, GuardSample{hn, g(hn), dg(hn)}), 0.97);
+}

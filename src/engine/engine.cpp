@@ -327,6 +327,7 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       PetscReal c = rationalRoot(hLo, hHi, nodes);
       if (!(c > hLo && c < hHi)) c = interpolatedRoot(hLo, hHi, nodes);
       if (!(c > hLo && c < hHi)) c = secantCandidate(hLo, glo, hHi, gHi[j]);
+      c = taylorChecked(c, nodes[0]);
       h = std::min(h, c);
     }
     if (stalled >= 2) h = 0.5 * (hLo + hHi);

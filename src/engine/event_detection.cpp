@@ -205,4 +205,16 @@ double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes)
   return lo + 0.5 * (a + c) * w;
 }
 
+double taylorChecked(double c, const GuardSample &nearest) {
+  const double g = nearest.g, d1 = nearest.slope, d2 = nearest.curvature;
+  if (!std::isfinite(d1) || !std::isfinite(d2) || d1 == 0) return c;
+  const double delta = -g / d1;
+  if (!(std::fabs(d2 * delta / d1) <= 0.1)) return c;
+  const double newton = nearest.h + delta;
+  if (std::fabs(c - newton) <= std::fabs(delta)) return c;
+  // The root of g + d1 d + d2 d²/2 near δ: d = 2δ/(1 + √(1 + 2 d2 δ/d1)) (no cancellation; the
+  // root under the square is ≥ 0.8 here).
+  return nearest.h + 2 * delta / (1 + std::sqrt(1 + 2 * d2 * delta / d1));
+}
+
 } // namespace hybridsens

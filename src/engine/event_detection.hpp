@@ -64,4 +64,13 @@ double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &no
 // interpolatedRoot).
 double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes);
 
+// A candidate c checked against the Taylor quadratic g + g'd + g''d²/2 of `nearest` (the sample
+// nearest the surface, with slope and curvature). Where that model is reliable — its Newton step
+// δ = −g/g' is small against the scale of the curvature, |g''δ/g'| ≤ 0.1, so the root lies within
+// about 5 % of δ from h + δ — a c farther than |δ| from h + δ contradicts it: a fit through samples
+// that cluster within 1e-6 of each other is ill-conditioned and has put c near the other end of
+// the bracket. Returns the Taylor model's root then, c otherwise (or when slope or curvature is
+// unknown).
+double taylorChecked(double c, const GuardSample &nearest);
+
 } // namespace hybridsens
