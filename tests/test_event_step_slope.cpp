@@ -135,16 +135,16 @@ PetscErrorCode slopeOfOneStep(const HybridModel &model, TSType type, PetscReal t
   PetscCall(sd.noteStepTaken(ts));
   if (reassemble) PetscCall(dyn.rhsJacobian(h, u, dyn.mode));
   PetscCall(sd.compute(ts, 0.0, u0, h, u, dudh, &out.available));
-  Vec d2udh2;
-  PetscCall(VecDuplicate(u, &d2udh2));
-  PetscCall(sd.secondDerivative(0.0, h, dudh, d2udh2, &out.secondAvailable));
+  Vec d2udh2 = nullptr;
+  PetscCall(sd.secondDerivative(0.0, h, dudh, &d2udh2, &out.secondAvailable));
   PetscInt n;
   const PetscScalar *d;
   PetscCall(VecGetLocalSize(dudh, &n));
-  PetscCall(VecGetArrayRead(d2udh2, &d));
-  out.d2udh2.assign(d, d + n);
-  PetscCall(VecRestoreArrayRead(d2udh2, &d));
-  PetscCall(VecDestroy(&d2udh2));
+  if (out.secondAvailable) {
+    PetscCall(VecGetArrayRead(d2udh2, &d));
+    out.d2udh2.assign(d, d + n);
+    PetscCall(VecRestoreArrayRead(d2udh2, &d));
+  }
   PetscCall(VecGetArrayRead(dudh, &d));
   out.dudh.assign(d, d + n);
   PetscCall(VecGetArrayRead(u, &d));

@@ -19,8 +19,6 @@ Engine::~Engine() {
   VecDestroy(&uStart_);
   VecDestroy(&udot_);
   VecDestroy(&dudh_);
-  VecDestroy(&d2udh2_);
-  VecDestroy(&path_);
 }
 
 PetscErrorCode Engine::buildStops(PetscReal t0, PetscReal tf) {
@@ -244,8 +242,8 @@ PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope,
   PetscCall(TSGetTime(ts_, &now));
   if (available) {
     PetscCall(guards_.ratesAlong(now, X, dyn_.mode, dudh_, slope));
-    if (!d2udh2_) PetscCall(VecDuplicate(X, &d2udh2_));
-    PetscCall(stepDerivative_.secondDerivative(start_.t, h, dudh_, d2udh2_, &available));
+    Vec d2udh2;
+    PetscCall(stepDerivative_.secondDerivative(start_.t, h, dudh_, &d2udh2, &available));
     if (available) {
       // g'' = γ_u u1'' + d/dε[γ_t + γ_u u1'] along (t + ε, u1 + εu1'): the first term exact (the rate
       // along u1' + u1'' less the slope), the second by a central difference of rates, which is
@@ -253,13 +251,12 @@ PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope,
       // 4u|γ|/ε² and spoil the candidate where g is nearly quadratic.
       std::vector<PetscScalar> along, rPlus, rMinus;
       const PetscReal eps = 1e-3 * h;
-      if (!path_) PetscCall(VecDuplicate(X, &path_));
-      PetscCall(VecWAXPY(path_, 1.0, dudh_, d2udh2_));
-      PetscCall(guards_.ratesAlong(now, X, dyn_.mode, path_, along));
-      PetscCall(VecWAXPY(path_, eps, dudh_, X));
-      PetscCall(guards_.ratesAlong(now + eps, path_, dyn_.mode, dudh_, rPlus));
-      PetscCall(VecWAXPY(path_, -eps, dudh_, X));
-      PetscCall(guards_.ratesAlong(now - eps, path_, dyn_.mode, dudh_, rMinus));
+      PetscCall(VecAXPY(d2udh2, 1.0, dudh_));  // u1' + u1''
+      PetscCall(guards_.ratesAlong(now, X, dyn_.mode, d2udh2, along));
+      PetscCall(VecWAXPY(udot_, eps, dudh_, X));  // udot_ is scratch here
+      PetscCall(guards_.ratesAlong(now + eps, udot_, dyn_.mode, dudh_, rPlus));
+      PetscCall(VecWAXPY(udot_, -eps, dudh_, X));
+      PetscCall(guards_.ratesAlong(now - eps, udot_, dyn_.mode, dudh_, rMinus));
       for (PetscInt j = 0; j < guards_.size(); ++j) curvature[j] = along[j] - slope[j] + (rPlus[j] - rMinus[j]) / (2 * eps);
     }
   } else if (explicitOneStep_) {

@@ -162,7 +162,7 @@ private:
   PetscReal t0_ = 0, tf_ = 0, finalTime_ = 0;
 
   // Step-start bookkeeping for re-taking steps bit-exactly.
-  Vec uStart_ = nullptr, udot_ = nullptr, dudh_ = nullptr, d2udh2_ = nullptr, path_ = nullptr;
+  Vec uStart_ = nullptr, udot_ = nullptr, dudh_ = nullptr;
   StepStart start_;
   PetscReal currentH_ = 0;
   PetscReal takenH_ = 0;  // the size the last TSStep took its (accepted) step with

@@ -10,9 +10,6 @@ StepDerivative::~StepDerivative() {
   VecDestroy(&ft_);
   VecDestroy(&stage_);
   VecDestroy(&stageDot_);
-  VecDestroy(&path_);
-  VecDestroy(&fPlus_);
-  VecDestroy(&fMinus_);
 }
 
 static PetscErrorCode thetaOf(TS ts, PetscReal *theta, PetscBool *endpoint, bool *isTheta) {
@@ -128,31 +125,28 @@ PetscErrorCode StepDerivative::compute(TS ts, PetscReal t0, Vec u0, PetscReal h,
 // changing on a time scale T the relative truncation error is (ε/T)²/12 and the rounding 4u(T/ε)²,
 // both ≤ 1e-7 for T ≥ h. (1e-4 h cost the CN bouncing ball 3 re-takes: the rounding of the guard's
 // curvature then placed the candidates of an exactly quadratic g 1e-10 off.)
-PetscErrorCode StepDerivative::secondDerivative(PetscReal t0, PetscReal h, Vec dudh, Vec d2udh2, bool *available) {
+PetscErrorCode StepDerivative::secondDerivative(PetscReal t0, PetscReal h, Vec dudh, Vec *d2udh2, bool *available) {
   PetscFunctionBeginUser;
   *available = false;
   if (!factored_) PetscFunctionReturn(0);  // the same on every rank (compute() decided collectively)
-  if (!path_) PetscCall(VecDuplicate(stage_, &path_));
-  if (!fPlus_) PetscCall(VecDuplicate(stage_, &fPlus_));
-  if (!fMinus_) PetscCall(VecDuplicate(stage_, &fMinus_));
   const PetscReal c = endpoint_ ? 1.0 : theta_, ts = t0 + c * h, eps = 1e-3 * h;
   const PetscReal xScale = endpoint_ ? 1.0 : theta_;  // X' = xScale u1'
-  PetscCall(VecWAXPY(path_, eps * xScale, dudh, stage_));
-  PetscCall(dyn_.rhs(ts + c * eps, path_, dyn_.mode, fPlus_));
-  PetscCall(VecWAXPY(path_, -eps * xScale, dudh, stage_));
-  PetscCall(dyn_.rhs(ts - c * eps, path_, dyn_.mode, fMinus_));
+  // rhs_ = (φ₊ − φ₋)/(εh) + (φ₊ − 2φ₀ + φ₋)/ε², accumulated term by term; stageDot_ (read only by
+  // the refresh) holds the perturbed stage, work_ each φ±.
   PetscCall(dyn_.rhs(ts, stage_, dyn_.mode, rhs_));
-  // rhs_ = (φ₊ − φ₋)/(εh) + (φ₊ − 2φ₀ + φ₋)/ε²
   PetscCall(VecScale(rhs_, -2.0 / (eps * eps)));
-  PetscCall(VecAXPY(rhs_, 1.0 / (eps * h) + 1.0 / (eps * eps), fPlus_));
-  PetscCall(VecAXPY(rhs_, -1.0 / (eps * h) + 1.0 / (eps * eps), fMinus_));
+  for (int side : {1, -1}) {
+    PetscCall(VecWAXPY(stageDot_, side * eps * xScale, dudh, stage_));
+    PetscCall(dyn_.rhs(ts + side * c * eps, stageDot_, dyn_.mode, work_));
+    PetscCall(VecAXPY(rhs_, side / (eps * h) + 1.0 / (eps * eps), work_));
+  }
   PetscCall(VecZeroEntries(work_));
   PetscCall(KSPSolve(factored_, rhs_, work_));
   KSPConvergedReason reason;
   PetscCall(KSPGetConvergedReason(factored_, &reason));
   if (reason < 0) PetscFunctionReturn(0);
-  PetscCall(VecCopy(work_, d2udh2));
-  if (!endpoint_) PetscCall(VecScale(d2udh2, 1.0 / theta_));
+  if (!endpoint_) PetscCall(VecScale(work_, 1.0 / theta_));
+  *d2udh2 = work_;
   *available = true;
   PetscFunctionReturn(0);
 }
