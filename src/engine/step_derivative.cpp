@@ -121,25 +121,30 @@ PetscErrorCode StepDerivative::compute(TS ts, PetscReal t0, Vec u0, PetscReal h,
 // the step equation is M (X − u0) = θ h f(t_s, X). Twice in h, with φ(ε) = f(t_s + cε, X + εX'):
 //     (M − θh f_u) X'' = θ (2 φ'(0) + h φ''(0)),
 // and the factored matrix is (M − θh f_u)/(θh), so X'' = A⁻¹ (2φ'(0)/h + φ''(0)); u1'' = X''/θ
-// without the endpoint. φ'(0) and φ''(0) by central differences of f at X ± εX', ε = 1e-3 h: for f
-// changing on a time scale T the relative truncation error is (ε/T)²/12 and the rounding 4u(T/ε)²,
-// both ≤ 1e-7 for T ≥ h. (1e-4 h cost the CN bouncing ball 3 re-takes: the rounding of the guard's
-// curvature then placed the candidates of an exactly quadratic g 1e-10 off.)
+// without the endpoint. φ'(0) and φ''(0) by fourth-order central differences of f at X ± εX' and
+// X ± 2εX', ε = 10⁻²h: for f changing on a time scale T the truncation error is O((ε/T)⁴) and the
+// rounding of the second difference ~5u(T/ε)². The rounding is noise: a run on 2 ranks (another
+// LU, the same steps to 1e-16) got curvatures 3e-8 apart from the serial run with the plain
+// second-order differences at 10⁻³h, enough to move a candidate across the surface tolerance and
+// change the count of re-takes; at 10⁻²h they agree and the grid's sharp turns still resolve.
 PetscErrorCode StepDerivative::secondDerivative(PetscReal t0, PetscReal h, Vec dudh, Vec *d2udh2, bool *available) {
   PetscFunctionBeginUser;
   *available = false;
   if (!factored_) PetscFunctionReturn(0);  // the same on every rank (compute() decided collectively)
-  const PetscReal c = endpoint_ ? 1.0 : theta_, ts = t0 + c * h, eps = 1e-3 * h;
+  const PetscReal c = endpoint_ ? 1.0 : theta_, ts = t0 + c * h, eps = 1e-2 * h;
   const PetscReal xScale = endpoint_ ? 1.0 : theta_;  // X' = xScale u1'
-  // rhs_ = (φ₊ − φ₋)/(εh) + (φ₊ − 2φ₀ + φ₋)/ε², accumulated term by term; stageDot_ (read only by
-  // the refresh) holds the perturbed stage, work_ each φ±.
+  // rhs_ = 2φ'(0)/h + φ''(0) from φ at 0, ±ε, ±2ε (fourth-order central differences),
+  // accumulated term by term; stageDot_ (read only by the refresh) holds the perturbed stage,
+  // work_ each φ.
   PetscCall(dyn_.rhs(ts, stage_, dyn_.mode, rhs_));
-  PetscCall(VecScale(rhs_, -2.0 / (eps * eps)));
-  for (int side : {1, -1}) {
-    PetscCall(VecWAXPY(stageDot_, side * eps * xScale, dudh, stage_));
-    PetscCall(dyn_.rhs(ts + side * c * eps, stageDot_, dyn_.mode, work_));
-    PetscCall(VecAXPY(rhs_, side / (eps * h) + 1.0 / (eps * eps), work_));
-  }
+  PetscCall(VecScale(rhs_, -2.5 / (eps * eps)));
+  for (int k : {1, 2})
+    for (int side : {1, -1}) {
+      const PetscReal w = k == 1 ? 4.0 / (3 * eps * eps) + side * 4.0 / (3 * eps * h) : -1.0 / (12 * eps * eps) - side / (6 * eps * h);
+      PetscCall(VecWAXPY(stageDot_, side * k * eps * xScale, dudh, stage_));
+      PetscCall(dyn_.rhs(ts + side * k * c * eps, stageDot_, dyn_.mode, work_));
+      PetscCall(VecAXPY(rhs_, w, work_));
+    }
   PetscCall(VecZeroEntries(work_));
   PetscCall(KSPSolve(factored_, rhs_, work_));
   KSPConvergedReason reason;
