@@ -118,7 +118,8 @@ PetscErrorCode StepDerivative::compute(TS ts, PetscReal t0, Vec u0, PetscReal h,
 }
 
 // With the stage X (u1 with the endpoint, u0 + θ(u1 − u0) otherwise) at t_s = t0 + c h (c = 1 or θ),
-// the step equation is M (X − u0) = θ h f(t_s, X). Twice in h, with φ(ε) = f(t_s + cε, X + εX'):
+// the step equation is M (X − u0) = θ h f(t_s, X) [+ (1 − θ) h f(t0, u0) with the endpoint: linear
+// in h, so not in the second derivative]. Twice in h, with φ(ε) = f(t_s + cε, X + εX'):
 //     (M − θh f_u) X'' = θ (2 φ'(0) + h φ''(0)),
 // and the factored matrix is (M − θh f_u)/(θh), so X'' = A⁻¹ (2φ'(0)/h + φ''(0)); u1'' = X''/θ
 // without the endpoint. φ'(0) and φ''(0) by fourth-order central differences of f at X ± εX' and
