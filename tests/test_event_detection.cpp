@@ -159,3 +159,60 @@ TEST(EventDetection, RationalRootRefusesAPoleInTheBracketOrTooFewConditions) {
   EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, -1.0, 1.0}, {1.0, 1.0, 1.0}})));
   EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, 1.0, 1.0}, {1.0, 2.0, 1.0}, {0.5, 1.5, 1.0}})));  // no sign change
 }
+
+// Curvatures make triple nodes: a quintic is determined by values, slopes and curvatures at two
+// samples, so its root is exact; with the slopes alone (a cubic) or curvatures of the wrong sign
+// it is not.
+TEST(EventDetection, InterpolatedRootUsesCurvatures) {
+  // g = (h − 0.3)(h + 0.5)(h − 1.7)(h² + 0.2), expanded: the k-th derivative of Σ a_j h^j.
+  const double a[6] = {0.051, -0.098, -0.045, -0.29, -1.5, 1.0};
+  auto d = [&](int k, double h) {
+    double r = 0;
+    for (int j = k; j <= 5; ++j) {
+      double f = a[j];
+      for (int i = 0; i < k; ++i) f *= j - i;
+      r += f * std::pow(h, j - k);
+    }
+    return r;
+  };
+  ASSERT_NEAR(d(0, 0.3), 0.0, 1e-15);
+  auto node = [&](double h, double curvatureSign) { return GuardSample{h, d(0, h), d(1, h), curvatureSign * d(2, h)}; };
+  EXPECT_NEAR(interpolatedRoot(0.0, 1.0, {node(0.0, 1), node(1.0, 1)}), 0.3, 1e-14);
+  EXPECT_GT(std::fabs(interpolatedRoot(0.0, 1.0, {{0.0, d(0, 0.0), d(1, 0.0)}, {1.0, d(0, 1.0), d(1, 1.0)}}) - 0.3), 1e-3);
+  EXPECT_GT(std::fabs(interpolatedRoot(0.0, 1.0, {node(0.0, -1), node(1.0, -1)}) - 0.3), 1e-3);
+}
+
+// A curvature is a condition of the rational model too: P/Q with deg P = 2 and a quadratic Q is
+// fixed by value and slope at one sample and value, slope and curvature at another (five
+// conditions; without the curvature there are four, too few). Wrong curvature, wrong root.
+TEST(EventDetection, RationalRootUsesCurvatures) {
+  auto q = [](double h) { return (h - 0.6) * (h - 0.6) + 0.01; };
+  auto p = [](double h) { return (h - 0.45) * (h + 1.0); };  // root 0.45
+  auto g = [&](double h) { return p(h) / q(h); };
+  auto dg = [&](double h) { return ((2 * h + 0.55) * q(h) - p(h) * 2 * (h - 0.6)) / (q(h) * q(h)); };
+  auto d2g = [&](double h) {  // (p'' − 2 g' q' − g q'')/q
+    return (2.0 - 2 * dg(h) * 2 * (h - 0.6) - g(h) * 2.0) / q(h);
+  };
+  EXPECT_NEAR(rationalRoot(0.0, 1.0, {{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0), dg(1.0), d2g(1.0)}}), 0.45, 1e-13);
+  EXPECT_TRUE(std::isnan(rationalRoot(0.0, 1.0, {{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0), dg(1.0)}})));
+  const double wrong = rationalRoot(0.0, 1.0, {{0.0, g(0.0), dg(0.0)}, {1.0, g(1.0), dg(1.0), 0.5 * d2g(1.0)}});
+  EXPECT_FALSE(std::fabs(wrong - 0.45) < 1e-6);  // NaN (refused) or elsewhere
+}
+
+// The Taylor check: for g = (h − 0.3)(h + 2) (exactly quadratic) sampled at 0.3 + 1e-6, a
+// candidate near the other end of the bracket (what an ill-conditioned fit through clustered
+// samples returned on the 3-area grid) is replaced by the Taylor root, exact here; one within
+// Newton's own step of the Newton point is kept, and so is any candidate where the sample is too
+// far for its Taylor model (|g''δ/g'| > 0.1) or has no curvature.
+TEST(EventDetection, TaylorCheckReplacesACandidateThatContradictsTheNearestSample) {
+  auto g = [](double h) { return (h - 0.3) * (h + 2.0); };
+  auto dg = [](double h) { return 2 * h + 1.7; };
+  const double hn = 0.3 + 1e-6;
+  const GuardSample near{hn, g(hn), dg(hn), 2.0};
+  EXPECT_NEAR(taylorChecked(0.97, near), 0.3, 1e-15);
+  EXPECT_NEAR(taylorChecked(0.3 - 2e-6, near), 0.3, 1e-15);  // the other side, twice Newton's step away
+  EXPECT_EQ(taylorChecked(0.3 + 1e-12, near), 0.3 + 1e-12);  // consistent: kept
+  const GuardSample far{0.9, g(0.9), dg(0.9), 2.0};          // |g''δ/g'| = 0.35
+  EXPECT_EQ(taylorChecked(0.97, far), 0.97);
+  EXPECT_EQ(taylorChecked(0.97, GuardSample{hn, g(hn), dg(hn)}), 0.97);
+}

@@ -90,8 +90,8 @@ public:
 };
 
 struct Slope {
-  bool available = false;
-  std::vector<PetscScalar> dudh, u1;
+  bool available = false, secondAvailable = false;
+  std::vector<PetscScalar> dudh, u1, d2udh2;
 };
 
 // One step of size h from the consistent start (1, a) or 1 with the given TS type, then its
@@ -135,9 +135,16 @@ PetscErrorCode slopeOfOneStep(const HybridModel &model, TSType type, PetscReal t
   PetscCall(sd.noteStepTaken(ts));
   if (reassemble) PetscCall(dyn.rhsJacobian(h, u, dyn.mode));
   PetscCall(sd.compute(ts, 0.0, u0, h, u, dudh, &out.available));
+  Vec d2udh2 = nullptr;
+  PetscCall(sd.secondDerivative(0.0, h, dudh, &d2udh2, &out.secondAvailable));
   PetscInt n;
   const PetscScalar *d;
   PetscCall(VecGetLocalSize(dudh, &n));
+  if (out.secondAvailable) {
+    PetscCall(VecGetArrayRead(d2udh2, &d));
+    out.d2udh2.assign(d, d + n);
+    PetscCall(VecRestoreArrayRead(d2udh2, &d));
+  }
   PetscCall(VecGetArrayRead(dudh, &d));
   out.dudh.assign(d, d + n);
   PetscCall(VecGetArrayRead(u, &d));
@@ -152,6 +159,8 @@ PetscErrorCode slopeOfOneStep(const HybridModel &model, TSType type, PetscReal t
 }
 
 PetscReal closedForm(PetscReal rate, PetscReal theta, PetscReal h) { return rate / std::pow(1 - theta * rate * h, 2); }
+// d²u1/dh² of the same closed form: 2θ rate² / (1 − θ rate h)³.
+PetscReal closedFormSecond(PetscReal rate, PetscReal theta, PetscReal h) { return 2 * theta * rate * rate / std::pow(1 - theta * rate * h, 3); }
 
 } // namespace
 
@@ -170,6 +179,10 @@ TEST(EventStepSlope, ThetaMethodsOnAnOdeMatchTheClosedForm) {
     ASSERT_TRUE(s.available) << c.type;
     const PetscReal want = closedForm(LinearModel::lambda, c.effectiveTheta, h);
     EXPECT_NEAR(s.dudh[0], want, 1e-12 * std::fabs(want)) << c.type << " theta " << c.effectiveTheta << " endpoint " << c.endpoint;
+    // The second derivative: f is linear, so its central differences are exact up to rounding.
+    ASSERT_TRUE(s.secondAvailable) << c.type;
+    const PetscReal want2 = closedFormSecond(LinearModel::lambda, c.effectiveTheta, h);
+    EXPECT_NEAR(s.d2udh2[0], want2, 1e-8 * std::fabs(want2)) << c.type << " theta " << c.effectiveTheta << " endpoint " << c.endpoint;
   }
 }
 
@@ -180,6 +193,10 @@ TEST(EventStepSlope, CrankNicolsonOnADaeMatchesTheClosedFormInBothComponents) {
   ASSERT_TRUE(s.available);
   EXPECT_NEAR(s.dudh[0], want, 1e-12 * want);
   EXPECT_NEAR(s.dudh[1], LinearModel::a * want, 1e-12 * want);
+  const PetscReal want2 = closedFormSecond(mu, 0.5, h);
+  ASSERT_TRUE(s.secondAvailable);
+  EXPECT_NEAR(s.d2udh2[0], want2, 1e-8 * want2);
+  EXPECT_NEAR(s.d2udh2[1], LinearModel::a * want2, 1e-8 * want2);  // the algebraic row too
 }
 
 // Only the step's own factored matrix is used: once something re-assembled it, or for a method
@@ -188,8 +205,10 @@ TEST(EventStepSlope, NoSlopeFromAReassembledMatrixOrAnExplicitMethod) {
   Slope s;
   HS_OK(slopeOfOneStep(LinearModel(true), TSCN, 0, PETSC_TRUE, 0.2, true, s));
   EXPECT_FALSE(s.available);
+  EXPECT_FALSE(s.secondAvailable);
   HS_OK(slopeOfOneStep(LinearModel(false), TSRK, 0, PETSC_TRUE, 0.2, false, s));
   EXPECT_FALSE(s.available);
+  EXPECT_FALSE(s.secondAvailable);
 }
 
 // A nonlinear step: the slope is exact to round-off, not one Newton iterate behind. With the
@@ -208,4 +227,20 @@ TEST(EventStepSlope, NonlinearStepSlopeIsExactNotOneNewtonIterateBehind) {
   ASSERT_TRUE(s.available);
   const PetscReal v1 = PetscRealPart(s.u1[0]), be = -v1 * v1 / (1 + 2 * h * v1);
   EXPECT_NEAR(PetscRealPart(s.dudh[0]), be, 1e-13 * std::fabs(be));
+}
+
+// The second derivative of a nonlinear step, where f_uu enters (through the central difference
+// of f, exact here up to rounding: f is quadratic). CN, differentiating u1 − u0 + h(u0² + u1²)/2 = 0
+// twice: u1'' = −(2u1 u1' + h u1'²)/(1 + h u1). Without the f_uu term the value would be
+// −2u1 u1'/(1 + h u1), 10 % off here.
+TEST(EventStepSlope, NonlinearStepSecondDerivativeMatchesTheClosedForm) {
+  const PetscReal h = 0.5;
+  QuadraticModel model;
+  Slope s;
+  HS_OK(slopeOfOneStep(model, TSCN, 0, PETSC_TRUE, h, false, s, true));
+  ASSERT_TRUE(s.secondAvailable);
+  const PetscReal u1 = PetscRealPart(s.u1[0]), d1 = PetscRealPart(s.dudh[0]);
+  const PetscReal want = -(2 * u1 * d1 + h * d1 * d1) / (1 + h * u1);
+  EXPECT_NEAR(PetscRealPart(s.d2udh2[0]), want, 1e-8 * std::fabs(want));
+  EXPECT_GT(std::fabs(-2 * u1 * d1 / (1 + h * u1) - want), 0.05 * std::fabs(want));  // the f_uu term matters
 }

@@ -225,21 +225,41 @@ static PetscErrorCode typeIsExplicitOneStep(TS ts, bool *is) {
   PetscFunctionReturn(0);
 }
 
-// The guards' slopes g'(h) at the end of the step just (re-)taken with size h: exact for a theta
-// method (StepDerivative; call it before anything else assembles the step's matrix), approximate
-// for an explicit one-step method, NaN otherwise.
-PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope) {
+// The guards' slopes g'(h) and curvatures g''(h) at the end of the step just (re-)taken with size
+// h: exact slopes and curvatures to a difference's accuracy for a theta method (StepDerivative;
+// call it before anything else assembles the step's matrix), approximate slopes for an explicit
+// one-step method, NaN otherwise.
+PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope, std::vector<PetscScalar> &curvature) {
   Vec X;
   bool available;
   PetscFunctionBeginUser;
   slope.assign(guards_.size(), NAN);
+  curvature.assign(guards_.size(), NAN);
   PetscCall(TSGetSolution(ts_, &X));
   if (!dudh_) PetscCall(VecDuplicate(X, &dudh_));
   PetscCall(stepDerivative_.compute(ts_, start_.t, uStart_, h, X, dudh_, &available));
   PetscReal now;
   PetscCall(TSGetTime(ts_, &now));
-  if (available) PetscCall(guards_.ratesAlong(now, X, dyn_.mode, dudh_, slope));
-  else if (explicitOneStep_) {
+  if (available) {
+    PetscCall(guards_.ratesAlong(now, X, dyn_.mode, dudh_, slope));
+    Vec d2udh2;
+    PetscCall(stepDerivative_.secondDerivative(start_.t, h, dudh_, &d2udh2, &available));
+    if (available) {
+      // g'' = γ_u u1'' + d/dε[γ_t + γ_u u1'] along (t + ε, u1 + εu1'): the first term exact (the rate
+      // along u1' + u1'' less the slope), the second by a central difference of rates, which is
+      // zero up to rounding for a guard linear in (t, u) — a second difference of values would lose
+      // 4u|γ|/ε² and spoil the candidate where g is nearly quadratic.
+      std::vector<PetscScalar> along, rPlus, rMinus;
+      const PetscReal eps = 1e-3 * h;
+      PetscCall(VecAXPY(d2udh2, 1.0, dudh_));  // u1' + u1''
+      PetscCall(guards_.ratesAlong(now, X, dyn_.mode, d2udh2, along));
+      PetscCall(VecWAXPY(udot_, eps, dudh_, X));  // udot_ is scratch here
+      PetscCall(guards_.ratesAlong(now + eps, udot_, dyn_.mode, dudh_, rPlus));
+      PetscCall(VecWAXPY(udot_, -eps, dudh_, X));
+      PetscCall(guards_.ratesAlong(now - eps, udot_, dyn_.mode, dudh_, rMinus));
+      for (PetscInt j = 0; j < guards_.size(); ++j) curvature[j] = along[j] - slope[j] + (rPlus[j] - rMinus[j]) / (2 * eps);
+    }
+  } else if (explicitOneStep_) {
     // An explicit method of order p has u1(h) = φ(h) + C h^(p+1) + …, so du1/dh = f(u1) + O(h^p):
     // the guard's rate at the sample is its slope to that order. It only places candidates (the
     // guard's value decides convergence); an exact du1/dh would need the stages' Jacobian products.
@@ -258,11 +278,11 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
   PetscReal bestResidual = PETSC_MAX_REAL;
   struct LocationSample {
     PetscReal h;
-    std::vector<PetscScalar> g, slope;
+    std::vector<PetscScalar> g, slope, curvature;
   };
-  std::vector<LocationSample> samples{{hHi, gHi, {}}};  // every step taken from this start, with its guards
+  std::vector<LocationSample> samples{{hHi, gHi, {}, {}}};  // every step taken from this start, with its guards
   PetscFunctionBeginUser;
-  PetscCall(guardSlopes(hHi, samples[0].slope));  // first: the start's rates may re-assemble the step's matrix
+  PetscCall(guardSlopes(hHi, samples[0].slope, samples[0].curvature));  // first: the start's rates may re-assemble the step's matrix
   PetscCall(ensureStartRates());  // the start's rate is a node of every guard's interpolant
   PetscCall(TSGetSolution(ts_, &X));
   const std::vector<PetscReal> tol = surfaceTolerances(gHi);  // fixed for the whole location
@@ -292,18 +312,19 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     // if both fail; bisection after two re-takes in a row that did not halve the distance to the
     // surface. The newest sample's slopes are computed here, when needed: nothing has assembled a
     // matrix since its step.
-    if (samples.back().slope.empty()) PetscCall(guardSlopes(samples.back().h, samples.back().slope));
+    if (samples.back().slope.empty()) PetscCall(guardSlopes(samples.back().h, samples.back().slope, samples.back().curvature));
     PetscReal h = hHi;
     for (PetscInt j : crossedHi) {
       PetscReal glo = gLo[j];
       if (std::fabs(glo) <= tol[j]) glo = sideStart_[j] * std::max(tol[j], 1e-300);
       std::vector<GuardSample> nodes{{0.0, PetscRealPart(gStart_[j]), PetscRealPart(rateStart_[j])}};
-      for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j]), PetscRealPart(smp.slope[j])});
+      for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j]), PetscRealPart(smp.slope[j]), PetscRealPart(smp.curvature[j])});
       std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
       if (nodes.size() > 3) nodes.resize(3);
       PetscReal c = rationalRoot(hLo, hHi, nodes);
       if (!(c > hLo && c < hHi)) c = interpolatedRoot(hLo, hHi, nodes);
       if (!(c > hLo && c < hHi)) c = secantCandidate(hLo, glo, hHi, gHi[j]);
+      c = taylorChecked(c, nodes[0]);
       h = std::min(h, c);
     }
     if (stalled >= 2) h = 0.5 * (hLo + hHi);
@@ -312,7 +333,7 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     PetscReal now;
     PetscCall(TSGetTime(ts_, &now));
     PetscCall(guards_.values(now, X, d, g));
-    samples.push_back({h, g, {}});  // its slopes when a next candidate needs them
+    samples.push_back({h, g, {}, {}});  // its slopes when a next candidate needs them
     PetscReal residual = PETSC_MAX_REAL;  // how far from its surface the nearest crossed guard now is
     for (PetscInt j : crossedHi) residual = std::min(residual, std::fabs(PetscRealPart(g[j])) / tol[j]);
     stalled = residual >= 0.5 * bestResidual ? stalled + 1 : 0;  // ≥: a guard resting on its surface (0 = 0) is no progress

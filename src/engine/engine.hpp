@@ -139,7 +139,7 @@ private:
   PetscErrorCode checkLeftSurface();
   PetscErrorCode checkStepCount(PetscReal h);
   PetscErrorCode checkTimeIndependence(PetscReal t, Vec X);
-  PetscErrorCode guardSlopes(PetscReal h, std::vector<PetscScalar> &slope);
+  PetscErrorCode guardSlopes(PetscReal h, std::vector<PetscScalar> &slope, std::vector<PetscScalar> &curvature);
   PetscErrorCode locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired);
   PetscErrorCode applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &guards);
   PetscErrorCode checkZeno(const EventRecord &r);

@@ -68,19 +68,22 @@ double secantCandidate(double lo, double glo, double hi, double ghi) {
 }
 
 double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &nodes) {
-  // Newton's divided differences; a sample with a slope is a double node (Hermite data).
-  std::vector<double> z, c, slope;
+  // Newton's divided differences; a sample with a slope is a double node, with a curvature too a
+  // triple one (Hermite data): k + 1 equal nodes have the divided difference g^(k)/k!.
+  std::vector<double> z, c;
+  std::vector<const GuardSample *> of;
   for (const GuardSample &smp : nodes) {
     if (std::find(z.begin(), z.end(), smp.h) != z.end()) continue;
-    const int copies = std::isfinite(smp.slope) ? 2 : 1;
-    for (int k = 0; k < copies; ++k) z.push_back(smp.h), c.push_back(smp.g), slope.push_back(smp.slope);
+    const int copies = !std::isfinite(smp.slope) ? 1 : std::isfinite(smp.curvature) ? 3 : 2;
+    for (int k = 0; k < copies; ++k) z.push_back(smp.h), c.push_back(smp.g), of.push_back(&smp);
   }
   const size_t n = z.size();
   if (n < 2) return NAN;
   for (size_t k = 1; k < n; ++k)
     for (size_t i = n - 1; i >= k; --i) {
       const double dz = z[i] - z[i - k];
-      c[i] = dz == 0 ? slope[i] : (c[i] - c[i - 1]) / dz;  // dz = 0 only at a double node (k = 1)
+      if (dz != 0) c[i] = (c[i] - c[i - 1]) / dz;
+      else c[i] = k == 1 ? of[i]->slope : of[i]->curvature / 2;  // dz = 0 only within one node (k ≤ 2)
     }
   for (double ci : c)
     if (!std::isfinite(ci)) return NAN;
@@ -133,11 +136,12 @@ static bool solveDense(std::vector<double> &A, std::vector<double> &b, size_t n)
 
 double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes) {
   // On t = (h − lo)/(hi − lo) ∈ [0, 1]: P(t) = Σ p_j t^j, Q(t) = 1 + q1 t + q2 t². The conditions
-  // P = g Q (value) and P' = d Q + g Q' (slope, d = g'(h)·(hi − lo)) are linear in (p, q1, q2).
+  // P = g Q (value), P' = d Q + g Q' (slope, d = g'(h)·(hi − lo)) and P'' = d2 Q + 2d Q' + g Q''
+  // (curvature, d2 = g''(h)·(hi − lo)²) are linear in (p, q1, q2).
   const double w = hi - lo;
   struct Condition {
-    double t, g, d;
-    bool slope;
+    double t, g, d, d2;
+    int order;  // 0 value, 1 slope, 2 curvature
   };
   std::vector<Condition> conds;
   std::vector<double> seen;
@@ -145,8 +149,10 @@ double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes)
     if (std::find(seen.begin(), seen.end(), smp.h) != seen.end()) continue;
     seen.push_back(smp.h);
     const double t = (smp.h - lo) / w;
-    conds.push_back({t, smp.g, 0, false});
-    if (std::isfinite(smp.slope)) conds.push_back({t, smp.g, smp.slope * w, true});
+    conds.push_back({t, smp.g, 0, 0, 0});
+    if (!std::isfinite(smp.slope)) continue;
+    conds.push_back({t, smp.g, smp.slope * w, 0, 1});
+    if (std::isfinite(smp.curvature)) conds.push_back({t, smp.g, smp.slope * w, smp.curvature * w * w, 2});
   }
   const size_t n = conds.size();
   if (n < 5 || !(w > 0)) return NAN;
@@ -155,16 +161,21 @@ double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes)
   for (size_t r = 0; r < n; ++r) {
     const Condition &c = conds[r];
     double *row = &A[r * n];
-    if (!c.slope) {
+    if (c.order == 0) {
       for (size_t j = 0; j <= m; ++j) row[j] = std::pow(c.t, (double)j);
       row[m + 1] = -c.g * c.t;
       row[m + 2] = -c.g * c.t * c.t;
       b[r] = c.g;
-    } else {
+    } else if (c.order == 1) {
       for (size_t j = 1; j <= m; ++j) row[j] = j * std::pow(c.t, (double)(j - 1));
       row[m + 1] = -(c.d * c.t + c.g);
       row[m + 2] = -(c.d * c.t * c.t + 2 * c.g * c.t);
       b[r] = c.d;
+    } else {
+      for (size_t j = 2; j <= m; ++j) row[j] = j * (j - 1.0) * std::pow(c.t, (double)(j - 2));
+      row[m + 1] = -(c.d2 * c.t + 2 * c.d);
+      row[m + 2] = -(c.d2 * c.t * c.t + 4 * c.d * c.t + 2 * c.g);
+      b[r] = c.d2;
     }
   }
   if (!solveDense(A, b, n)) return NAN;
@@ -192,6 +203,18 @@ double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes)
     else c = mid;
   }
   return lo + 0.5 * (a + c) * w;
+}
+
+double taylorChecked(double c, const GuardSample &nearest) {
+  const double g = nearest.g, d1 = nearest.slope, d2 = nearest.curvature;
+  if (!std::isfinite(d1) || !std::isfinite(d2) || d1 == 0) return c;
+  const double delta = -g / d1;
+  if (!(std::fabs(d2 * delta / d1) <= 0.1)) return c;
+  const double newton = nearest.h + delta;
+  if (std::fabs(c - newton) <= std::fabs(delta)) return c;
+  // The root of g + d1 d + d2 d²/2 near δ: d = 2δ/(1 + √(1 + 2 d2 δ/d1)) (no cancellation; the
+  // root under the square is ≥ 0.8 here).
+  return nearest.h + 2 * delta / (1 + std::sqrt(1 + 2 * d2 * delta / d1));
 }
 
 } // namespace hybridsens

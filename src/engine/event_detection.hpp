@@ -33,14 +33,16 @@ bool hermiteHiddenCrossing(double g0, double g1, double d0, double d1, double *s
 // ghi (opposite signs). Falls back to bisection when the secant is degenerate.
 double secantCandidate(double lo, double glo, double hi, double ghi);
 
-// One guard's value after a (re-)taken step of size h from the step start, and its rate with
-// respect to h where known (NaN otherwise).
+// One guard's value after a (re-)taken step of size h from the step start, its rate with respect
+// to h where known and its second derivative in h where known (NaN otherwise; a curvature is used
+// only with a slope).
 struct GuardSample {
-  double h, g, slope = NAN;
+  double h, g, slope = NAN, curvature = NAN;
 };
 
 // The root, inside the bracket (lo, hi), of the polynomial that interpolates the samples
-// `nodes` (values, and slopes where given: Hermite data). At the step start (h = 0) the guard's
+// `nodes` (values, and slopes and curvatures where given: Hermite data, a node counted once per
+// condition). At the step start (h = 0) the guard's
 // rate is the exact slope of the computed step's end value (any consistent one-step method's
 // end state has derivative f(u_start) with respect to the step size at h = 0). The error of the
 // root falls like the product of the distances from the root to the nodes, so a location with
@@ -50,8 +52,9 @@ struct GuardSample {
 double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &nodes);
 
 // The root, inside the bracket (lo, hi), of the rational function P/Q with a quadratic Q that
-// interpolates the samples `nodes` (values, and slopes where given): deg P = conditions − 3, so it
-// needs at least five conditions (two samples with slopes and a third). A theta step's end state
+// interpolates the samples `nodes` (values, and slopes and curvatures where given): deg P =
+// conditions − 3, so it needs at least five conditions (two samples with slopes and a third value
+// or curvature). A theta step's end state
 // is a rational function of h: for a mode u' = λu, Crank–Nicolson gives u1 = u0 (1 + λh/2)/(1 − λh/2),
 // with a pole at h = 2/λ, inside the step for an unstable mode; a pair just off the real axis
 // turns g(h) sharply (as on the 3-area grid, whose exciter chatters at its limit: the guard's
@@ -60,5 +63,14 @@ double interpolatedRoot(double lo, double hi, const std::vector<GuardSample> &no
 // sign over the bracket (a pole inside), or P does not change sign over it (the caller then uses
 // interpolatedRoot).
 double rationalRoot(double lo, double hi, const std::vector<GuardSample> &nodes);
+
+// A candidate c checked against the Taylor quadratic g + g'd + g''d²/2 of `nearest` (the sample
+// nearest the surface, with slope and curvature). Where that model is reliable — its Newton step
+// δ = −g/g' is small against the scale of the curvature, |g''δ/g'| ≤ 0.1, so the root lies within
+// about 5 % of δ from h + δ — a c farther than |δ| from h + δ contradicts it: a fit through samples
+// that cluster within 1e-6 of each other is ill-conditioned and has put c near the other end of
+// the bracket. Returns the Taylor model's root then, c otherwise (or when slope or curvature is
+// unknown).
+double taylorChecked(double c, const GuardSample &nearest);
 
 } // namespace hybridsens

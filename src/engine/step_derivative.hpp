@@ -32,6 +32,12 @@ public:
   // *available = false (dudh untouched) for a method it does not apply to (not theta-type),
   // a matrix re-assembled since the step, or a linear solve that did not converge.
   PetscErrorCode compute(TS ts, PetscReal t0, Vec u0, PetscReal h, Vec u1, Vec dudh, bool *available);
+  // d²u1/dh² right after a compute() that set *available (same t0, h, dudh): one more solve with
+  // the matrix compute() factored. The step equation's second derivative needs f's second
+  // derivative along the stage's path, taken here by central differences (it only places
+  // candidates). *d2udh2 is this object's work vector (no copy): the caller may overwrite it, and
+  // it is valid until the next compute(). *available = false when compute() did not succeed last.
+  PetscErrorCode secondDerivative(PetscReal t0, PetscReal h, Vec dudh, Vec *d2udh2, bool *available);
 
 private:
   PetscErrorCode refreshStepMatrix(TS ts, KSP ksp, PetscReal t0, Vec u0, PetscReal h, Vec u1, PetscReal theta, PetscBool endpoint);
@@ -39,6 +45,9 @@ private:
   Dynamics &dyn_;
   Vec rhs_ = nullptr, work_ = nullptr, ft_ = nullptr, stage_ = nullptr, stageDot_ = nullptr;
   PetscObjectState matState_ = -1;
+  KSP factored_ = nullptr;  // the KSP compute() solved with last (nullptr: no second derivative)
+  PetscReal theta_ = 0;
+  PetscBool endpoint_ = PETSC_FALSE;
 };
 
 } // namespace hybridsens
