@@ -89,6 +89,20 @@ public:
   }
 };
 
+// The same model with f undefined (NaN) at times 0.5–5 % of a step of size kNanStep from its
+// end: where the curvature's differences of f probe, not where the step or its slope evaluate.
+class QuadraticModelNanOffTrajectory : public QuadraticModel {
+public:
+  static constexpr PetscReal kNanStep = 0.5;
+  PetscErrorCode rhs(PetscReal t, Vec u, const ModeContext &c, Vec f) const override {
+    PetscFunctionBeginUser;
+    PetscCall(QuadraticModel::rhs(t, u, c, f));
+    const PetscReal off = std::fabs(t - kNanStep) / kNanStep;
+    if (off > 5e-3 && off < 5e-2) PetscCall(VecSet(f, NAN));
+    PetscFunctionReturn(0);
+  }
+};
+
 struct Slope {
   bool available = false, secondAvailable = false;
   std::vector<PetscScalar> dudh, u1, d2udh2;
@@ -243,4 +257,15 @@ TEST(EventStepSlope, NonlinearStepSecondDerivativeMatchesTheClosedForm) {
   const PetscReal want = -(2 * u1 * d1 + h * d1 * d1) / (1 + h * u1);
   EXPECT_NEAR(PetscRealPart(s.d2udh2[0]), want, 1e-8 * std::fabs(want));
   EXPECT_GT(std::fabs(-2 * u1 * d1 / (1 + h * u1) - want), 0.05 * std::fabs(want));  // the f_uu term matters
+}
+
+// f undefined where the curvature's differences probe (off the trajectory): the location does
+// without the curvature — values and slopes as before — instead of ending the run with a NaN
+// error from a point the integrator never visits.
+TEST(EventStepSlope, CurvatureIsDroppedWhereFIsUndefinedOffTheTrajectory) {
+  QuadraticModelNanOffTrajectory model;
+  Slope s;
+  HS_OK(slopeOfOneStep(model, TSCN, 0, PETSC_TRUE, QuadraticModelNanOffTrajectory::kNanStep, false, s, true));
+  EXPECT_TRUE(s.available) << "the slope needs no probe";
+  EXPECT_FALSE(s.secondAvailable);
 }

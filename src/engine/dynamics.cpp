@@ -221,6 +221,13 @@ PetscErrorCode Dynamics::rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f) 
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode Dynamics::rhsProbe(PetscReal t, Vec u, const DiscreteState &d, Vec f) {
+  PetscFunctionBeginUser;
+  HS_USER_CALL(comm(), "rhs", model_.rhs(t, u, context(d), f));
+  PetscCall(markObjectModified((PetscObject)f));  // see checkFinite
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode Dynamics::rhsJacobian(PetscReal t, Vec u, const DiscreteState &d) {
   bool hit = false;
   const bool cached = reuse_ && !retaking_;

@@ -59,6 +59,10 @@ public:
 
   // Model evaluations with finiteness checks (NaN/Inf is an error naming the callback).
   PetscErrorCode rhs(PetscReal t, Vec u, const DiscreteState &d, Vec f);
+  // f at a point off the trajectory, for an estimate the caller can do without (a curvature that
+  // places a location candidate): no finiteness check here — the caller checks what it builds
+  // from the values and drops the estimate if it is not finite, instead of ending the run.
+  PetscErrorCode rhsProbe(PetscReal t, Vec u, const DiscreteState &d, Vec f);
   PetscErrorCode rhsJacobian(PetscReal t, Vec u, const DiscreteState &d);  // into J()
   PetscErrorCode rhsJacobian(PetscReal t, Vec u, const DiscreteState &d, Mat out);  // into a copy of J()'s layout
   // ∂f/∂t (all rows). For a model that declares no explicit time dependence this is zero, after

@@ -2,6 +2,8 @@
 
 #include "util/petsc_internals.hpp"
 
+#include <cmath>
+
 namespace hybridsens {
 
 StepDerivative::~StepDerivative() {
@@ -137,15 +139,20 @@ PetscErrorCode StepDerivative::secondDerivative(PetscReal t0, PetscReal h, Vec d
   // rhs_ = 2φ'(0)/h + φ''(0) from φ at 0, ±ε, ±2ε (fourth-order central differences),
   // accumulated term by term; stageDot_ (read only by the refresh) holds the perturbed stage,
   // work_ each φ.
-  PetscCall(dyn_.rhs(ts, stage_, dyn_.mode, rhs_));
+  PetscCall(dyn_.rhsProbe(ts, stage_, dyn_.mode, rhs_));
   PetscCall(VecScale(rhs_, -2.5 / (eps * eps)));
   for (int k : {1, 2})
     for (int side : {1, -1}) {
       const PetscReal w = k == 1 ? 4.0 / (3 * eps * eps) + side * 4.0 / (3 * eps * h) : -1.0 / (12 * eps * eps) - side / (6 * eps * h);
       PetscCall(VecWAXPY(stageDot_, side * k * eps * xScale, dudh, stage_));
-      PetscCall(dyn_.rhs(ts + side * k * c * eps, stageDot_, dyn_.mode, work_));
+      PetscCall(dyn_.rhsProbe(ts + side * k * c * eps, stageDot_, dyn_.mode, work_));
       PetscCall(VecAXPY(rhs_, w, work_));
     }
+  // f may be undefined off the trajectory (a NaN at a perturbed stage): no curvature then, the
+  // location goes on with values and slopes (one reduction for the five evaluations).
+  PetscReal norm;
+  PetscCall(VecNorm(rhs_, NORM_1, &norm));
+  if (!std::isfinite(norm)) PetscFunctionReturn(0);
   PetscCall(VecZeroEntries(work_));
   PetscCall(KSPSolve(factored_, rhs_, work_));
   KSPConvergedReason reason;
