@@ -129,8 +129,8 @@ static PetscErrorCode requireTightTolerance(KSP ksp, const char *role) {
 }
 
 // PREONLY must apply a factorization of the whole matrix (a redundant PC: its inner solve); any
-// other KSP must test a tight tolerance.
-static PetscErrorCode requireExactConfiguration(KSP ksp, const char *role) {
+// other KSP must test a tight tolerance (*iterative: it is such a KSP).
+static PetscErrorCode requireExactConfiguration(KSP ksp, const char *role, bool *iterative) {
   KSPType kt;
   PCType pt;
   PC pc;
@@ -141,6 +141,7 @@ static PetscErrorCode requireExactConfiguration(KSP ksp, const char *role) {
   PetscCall(PCGetType(pc, &pt));
   const std::string p = optionPrefix(ksp);
   PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &preonly, KSPPREONLY, KSPNONE, ""));
+  *iterative = !preonly;
   if (!preonly) PetscFunctionReturn(requireTightTolerance(ksp, role));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &direct, PCLU, PCCHOLESKY, PCQR, PCSVD, ""));
   if (direct) PetscFunctionReturn(0);
@@ -159,19 +160,18 @@ static PetscErrorCode requireExactConfiguration(KSP ksp, const char *role) {
 
 PetscErrorCode requireExactSolve(KSP ksp, const char *role) {
   KSP inner, fallback;
-  PetscBool preonly;
+  bool iterative;
   PetscFunctionBeginUser;
   PetscCall(innerKrylov(ksp, &inner, &fallback));
   // The library's GMRES + block Jacobi (a -krylov_ksp_type preonly would apply block Jacobi
   // alone), and the direct solve it falls back to: a user's -direct_pc_type is checked like any
   // other choice. The inner solve is not made to stop with an error: its failure falls back.
   if (inner) {
-    PetscCall(requireExactConfiguration(inner, role));
+    PetscCall(requireExactConfiguration(inner, role, &iterative));
     PetscFunctionReturn(requireExactSolve(fallback, role));
   }
-  PetscCall(requireExactConfiguration(ksp, role));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &preonly, KSPPREONLY, KSPNONE, ""));
-  if (!preonly) PetscCall(KSPSetErrorIfNotConverged(ksp, PETSC_TRUE));
+  PetscCall(requireExactConfiguration(ksp, role, &iterative));
+  if (iterative) PetscCall(KSPSetErrorIfNotConverged(ksp, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 
