@@ -15,7 +15,7 @@ after each grid: on a shared machine it says how far the figures can be trusted.
 Peak RSS per rank: each rank runs under this script (--report-rss mode), which reports the
 maximum resident set size of the process it started (getrusage of the child). That figure
 includes the pages of the shared libraries the process has touched (PETSc, MPI, BLAS, and the
-libraries Debian's PETSc links: about 42 MiB in every process, shared between the ranks of a
+libraries Debian's PETSc links: about 37 MiB in every process, shared between the ranks of a
 node, not divided by them); the script also samples /proc every 10 ms for the largest anonymous
 plus shared-memory resident size ("without the shared libraries' pages": the rank's own data,
 heap, stacks and MPI buffers; a sample can miss a peak shorter than 10 ms).

@@ -38,6 +38,15 @@ ranks = [int(r) for r in args.ranks.split(",")]
 failed = passed = 0
 
 
+def selected(example):
+    return not args.only or example in args.only.split(",")
+
+
+def finish():
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
 def check(ok, what):
     global failed, passed
     print(("ok    " if ok else "FAIL  ") + what, flush=True)
@@ -82,8 +91,7 @@ CASES = [
 ]
 if args.quick:
     CASES = CASES[:5]
-if args.only:
-    CASES = [c for c in CASES if c[0] in args.only.split(",")]
+CASES = [c for c in CASES if selected(c[0])]
 
 for example, opts, distributed in CASES:
     if not os.path.exists(os.path.join(args.build, "examples", example)):
@@ -133,7 +141,7 @@ for example, opts, distributed in CASES:
 # Hessian sweeps (tangent sweep forward over the trajectory, second-order sweep backward).
 for example, opts, np_list in (("scalar_measurements", ["-ts_dt", "1e-2", "-hs_hessian"], (1, 2)),
                                ("lorenz_sysid", ["-fit", "none", "-hs_hessian"], (1, 2))):
-    if args.quick or (args.only and example not in args.only.split(",")) or not os.path.exists(os.path.join(args.build, "examples", example)):
+    if args.quick or not selected(example) or not os.path.exists(os.path.join(args.build, "examples", example)):
         continue
     for np in [n for n in np_list if n in ranks]:
         for method in ("foa", "hybrid"):
@@ -146,9 +154,8 @@ for example, opts, np_list in (("scalar_measurements", ["-ts_dt", "1e-2", "-hs_h
 
 # The last two checks run bouncing_ball on one rank (also in --quick): with --only or --ranks,
 # when that is selected.
-if (args.only and "bouncing_ball" not in args.only.split(",")) or 1 not in ranks:
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+if not selected("bouncing_ball") or 1 not in ranks:
+    finish()
 
 # The reverse sweep re-takes steps but never evaluates guards, locates or applies events.
 s = run("bouncing_ball", ["-ts_dt", "0.01", "-hs_adjoint", "-hs_checkpoints", "4", "-log_view"])
@@ -172,5 +179,4 @@ for example, opts in (("bouncing_ball", ["-ts_dt", "0.01"]),):
     check(results(bad) != results(full), f"{example}: re-taking steps with rebuilt sizes changes the gradient "
           f"({results(bad)['gradient']['p']} vs {results(full)['gradient']['p']})")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+finish()
