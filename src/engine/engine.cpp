@@ -2,6 +2,7 @@
 
 #include "engine/event_detection.hpp"
 #include "model/reset_call.hpp"
+#include "util/krylov_with_fallback.hpp"
 #include "util/log_events.hpp"
 #include "util/petsc_internals.hpp"
 #include "util/user_call.hpp"
@@ -591,6 +592,7 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
   PetscCall(TSSetUp(ts_));
   PetscCall(typeIsExplicitOneStep(ts_, &explicitOneStep_));
+  newtonReuse_ = !explicitOneStep_ && !traj_.checkpointing();
   PetscBool forwardOn;
   PetscCall(tsForwardSensitivitiesOn(ts_, &forwardOn));
   if (forwardOn) PetscCall(TSForwardSetUp(ts_));
@@ -787,8 +789,12 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
       plan.aimsAtStop = true;
     }
     StepOutcome out;
+    // The step's Newton solves (and its location's re-takes and slopes) may keep an earlier
+    // factorization; the tangent-linear model and the transitions' derivatives below may not.
+    PetscCall(allowNewtonReuse(newtonReuse_));
     PetscCall(takePlannedStep(plan, hnext, resumeH, out));
     PetscCall(detectEvents(plan, out));
+    PetscCall(allowNewtonReuse(false));
     PetscInt step;
     PetscCall(TSGetStepNumber(ts_, &step));
     PetscCall(acceptStep(step));
@@ -817,6 +823,20 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(TSMonitor(ts_, stepsTaken, finalTime_, X));
   stats_.ydotSolves = guards_.ydotSolves();
   stats_.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  PetscFunctionReturn(0);
+}
+
+// Whether the linear solves of the step's Newton iteration may keep the factorization of an
+// earlier operator (allowFactorizationReuse: the library's parallel Krylov solve; a no-op for
+// any other solver).
+PetscErrorCode Engine::allowNewtonReuse(bool on) {
+  SNES snes;
+  KSP ksp;
+  PetscFunctionBeginUser;
+  if (explicitOneStep_) PetscFunctionReturn(0);
+  PetscCall(TSGetSNES(ts_, &snes));
+  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(allowFactorizationReuse(ksp, on));
   PetscFunctionReturn(0);
 }
 

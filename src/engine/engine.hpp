@@ -146,6 +146,7 @@ private:
   // Checkpoints (-hs_checkpoints): re-take step n as it was taken (TrajectoryStore::Replay).
   PetscErrorCode replayStep(PetscInt n);
   PetscErrorCode checkReplayable();
+  PetscErrorCode allowNewtonReuse(bool on);
 
   Dynamics &dyn_;
   TS ts_;
@@ -168,6 +169,7 @@ private:
   PetscReal takenH_ = 0;  // the size the last TSStep took its (accepted) step with
   bool transitionsCutStep_ = false;
   std::vector<PetscScalar> gStart_, rateStart_;
+  bool newtonReuse_ = false;  // Newton solves may keep an earlier factorization (not when checkpointing)
   bool explicitOneStep_ = false;  // RK, SSP, Euler: location's sample slopes are the guards' rates (guardSlopes)
   bool rateStartKnown_ = false;  // rateStart_ holds the rates at the step start (else: ensureStartRates)
   std::vector<int> sideStart_;

@@ -1,5 +1,6 @@
 #include "util/krylov_with_fallback.hpp"
 
+#include "hybridsens/option_reader.hpp"
 #include "util/linear_solve_defaults.hpp"
 
 #include <string>
@@ -15,12 +16,26 @@ struct KrylovWithFallback {
   KSP direct = nullptr;    // used from the first failure of `krylov` on
   PetscInt globalSize = 0; // picks the direct solve
   bool fellBack = false;
-  KSP configuredBlock = nullptr;  // the first block solver exactBlocks configured (blocks made anew are configured again)
+  KSP configuredBlock = nullptr;  // the first block solver configureBlocks configured (blocks made anew are configured again)
+  // Keeping the blocks' factorization across solves (krylovSolve).
+  PetscBool reuseOption = PETSC_TRUE;  // -<prefix>krylov_ksp_reuse_blocks
+  bool reuseAllowed = false;           // allowFactorizationReuse: only Newton solves of forward steps
+  bool blocksFactored = false;         // a solve has factored the blocks
+  bool refactorNext = true;            // the next solve factors the blocks of its operator
+  bool refactoredThisSolve = false;
+  PetscInt itsAfterRefactor = 0;       // iterations of the first solve after the last factorization
+  PetscInt solves = 0, solvesWithKeptBlocks = 0, iterations = 0;  // for -ksp_view
 };
 
-// The inner GMRES's convergence test: PETSc's, and a stall at round-off counts as converged.
+// The inner GMRES's convergence test: PETSc's, and a stall at round-off counts as converged --
+// with blocks factored for this operator. With blocks kept from an earlier operator, slow progress
+// is no evidence of round-off (measured: such "stalls" at 4e-12..1e-10 of the initial residual
+// after 14-20 iterations put 2-rank gradients 5e-11 from serial ones), so a stall, or more
+// iterations than a fresh factorization would need, ends the solve as diverged and it is repeated
+// with fresh blocks.
 struct StallAwareTest {
   void *defaultCtx = nullptr;
+  const KrylovWithFallback *owner = nullptr;
   std::vector<PetscReal> history;
 };
 
@@ -31,7 +46,10 @@ PetscErrorCode convergedOrStalled(KSP ksp, PetscInt it, PetscReal rnorm, KSPConv
   if (it == 0) test->history.clear();
   test->history.resize((size_t)it + 1);
   test->history[(size_t)it] = rnorm;
-  if (*reason == KSP_CONVERGED_ITERATING && stalledAtRoundOff(test->history, kSensitivityRtolMax)) *reason = KSP_CONVERGED_RTOL;
+  if (*reason != KSP_CONVERGED_ITERATING) PetscFunctionReturn(0);
+  const bool reusedBlocks = !test->owner->refactoredThisSolve;
+  if (reusedBlocks && it > test->owner->itsAfterRefactor + kReuseGiveUpIterations) *reason = KSP_DIVERGED_ITS;
+  else if (stalledAtRoundOff(test->history, kSensitivityRtolMax)) *reason = reusedBlocks ? KSP_DIVERGED_ITS : KSP_CONVERGED_RTOL;
   PetscFunctionReturn(0);
 }
 
@@ -46,22 +64,12 @@ PetscErrorCode destroyStallAwareTest(void *ctx) {
 // Block Jacobi's blocks get their solvers when the PC is set up, with ILU(0) as PETSc's default:
 // before the first solve (and so before the blocks are factored), give every block PETSc's LU
 // with a fill-reducing ordering unless the options name the blocks' preconditioner
-// (-<prefix>sub_pc_type).
-PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *shell) {
-  auto *ctx = static_cast<KrylovWithFallback *>(shell);
-  PC pc;
-  PetscBool isBJacobi;
-  PetscInt nLocal;
-  KSP *blocks;
+// (-<prefix>sub_pc_type). Once per set of blocks, not at every solve (reading the options
+// database each time).
+PetscErrorCode configureBlocks(KrylovWithFallback *ctx, PetscInt nLocal, KSP *blocks) {
   PetscFunctionBeginUser;
-  PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCBJACOBI, &isBJacobi));
-  if (!isBJacobi) PetscFunctionReturn(0);
-  PetscCall(KSPSetUp(ksp));  // creates the blocks' solvers; factoring waits for KSPSetUpOnBlocks
-  PetscCall(PCBJacobiGetSubKSP(pc, &nLocal, nullptr, &blocks));
-  // Once per set of blocks, not at every solve (reading the options database each time).
-  if (nLocal > 0 && blocks[0] == ctx->configuredBlock) PetscFunctionReturn(0);
-  if (nLocal > 0) ctx->configuredBlock = blocks[0];
+  if (nLocal == 0 || blocks[0] == ctx->configuredBlock) PetscFunctionReturn(0);
+  ctx->configuredBlock = blocks[0];
   for (PetscInt b = 0; b < nLocal; ++b) {
     const char *subPrefix;
     PetscBool chosen;
@@ -75,6 +83,50 @@ PetscErrorCode exactBlocks(KSP ksp, Vec, Vec, void *shell) {
     PetscCall(KSPSetFromOptions(blocks[b]));  // the blocks' LU options (-<prefix>sub_pc_factor_...) apply to the LU now
   }
   PetscFunctionReturn(0);
+}
+
+// KSPSetUp sets a PC up only after KSPSetOperators: to factor again an operator the last solve
+// already had (a retry, a second right-hand side), its operators are set again.
+PetscErrorCode renewOperators(KSP ksp) {
+  Mat A, P;
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetOperators(ksp, &A, &P));
+  PetscCall(KSPSetOperators(ksp, A, P));
+  PetscFunctionReturn(0);
+}
+
+// The inner GMRES's pre-solve: configures new blocks, and either keeps the blocks' factorization
+// or has them factor the current operator (krylovSolve decides which). PETSc passes block Jacobi's
+// reuse flag on to the blocks only in PCApply, not in PCApplyTranspose or PCSetUpOnBlocks, so the
+// blocks get theirs here: otherwise transposed solves (the adjoint sweep) never factor again.
+PetscErrorCode prepareBlocks(KSP ksp, Vec, Vec, void *shell) {
+  auto *ctx = static_cast<KrylovWithFallback *>(shell);
+  PC pc;
+  PetscBool isBJacobi;
+  PetscInt nLocal;
+  KSP *blocks;
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCBJACOBI, &isBJacobi));
+  const bool reuse = isBJacobi && ctx->reuseOption && ctx->reuseAllowed && ctx->blocksFactored && !ctx->refactorNext;
+  ctx->refactoredThisSolve = !reuse;
+  if (!isBJacobi) PetscFunctionReturn(0);  // another -krylov_pc_type: set up as PETSc does
+  PetscCall(KSPSetReusePreconditioner(ksp, reuse ? PETSC_TRUE : PETSC_FALSE));
+  if (!reuse && ctx->blocksFactored) PetscCall(renewOperators(ksp));
+  PetscCall(KSPSetUp(ksp));  // creates the blocks' solvers; factoring waits for KSPSetUpOnBlocks
+  PetscCall(PCBJacobiGetSubKSP(pc, &nLocal, nullptr, &blocks));
+  PetscCall(configureBlocks(ctx, nLocal, blocks));
+  for (PetscInt b = 0; b < nLocal; ++b) {
+    PetscCall(KSPSetReusePreconditioner(blocks[b], reuse ? PETSC_TRUE : PETSC_FALSE));
+    if (!reuse && ctx->blocksFactored) PetscCall(renewOperators(blocks[b]));
+  }
+  PetscFunctionReturn(0);
+}
+
+const char *krylovPrefix(const KrylovWithFallback *ctx) {
+  const char *prefix = nullptr;
+  if (KSPGetOptionsPrefix(ctx->krylov, &prefix) || !prefix) return "";
+  return prefix;
 }
 
 PetscErrorCode shellContext(PC pc, KrylovWithFallback **ctx) {
@@ -112,6 +164,25 @@ PetscErrorCode makeDirect(KSP outer, KrylovWithFallback *ctx) {
   PetscFunctionReturn(0);
 }
 
+// One solve of the inner GMRES, and the decision whether the next one factors the blocks again
+// (see allowFactorizationReuse in the header): once a solve with kept blocks needs more than
+// kReuseExtraIterations iterations beyond the first solve after the last factorization, the next
+// solve factors. The decision depends only on iteration counts, so it is the same in every run.
+PetscErrorCode krylovSolve(KrylovWithFallback *ctx, Vec b, Vec x, bool transpose, KSPConvergedReason *reason, PetscInt *its) {
+  PetscFunctionBeginUser;
+  if (transpose) PetscCall(KSPSolveTranspose(ctx->krylov, b, x));
+  else PetscCall(KSPSolve(ctx->krylov, b, x));
+  PetscCall(KSPGetConvergedReason(ctx->krylov, reason));
+  PetscCall(KSPGetIterationNumber(ctx->krylov, its));
+  ctx->blocksFactored = true;
+  ++ctx->solves;
+  ctx->iterations += *its;
+  if (ctx->refactoredThisSolve) ctx->itsAfterRefactor = *its;
+  else ++ctx->solvesWithKeptBlocks;
+  ctx->refactorNext = *its > ctx->itsAfterRefactor + kReuseExtraIterations;
+  PetscFunctionReturn(0);
+}
+
 // Solve with the Krylov method while it converges; on its first failure, switch to the direct
 // solve for good (a grid partition that defeats block Jacobi once will again) and redo the solve.
 PetscErrorCode solve(PC pc, Vec b, Vec x, bool transpose) {
@@ -120,14 +191,17 @@ PetscErrorCode solve(PC pc, Vec b, Vec x, bool transpose) {
   PetscFunctionBeginUser;
   PetscCall(shellContext(pc, &ctx));
   if (!ctx->fellBack) {
-    if (transpose) PetscCall(KSPSolveTranspose(ctx->krylov, b, x));
-    else PetscCall(KSPSolve(ctx->krylov, b, x));
-    PetscCall(KSPGetConvergedReason(ctx->krylov, &reason));
-    if (reason > 0) PetscFunctionReturn(0);
     PetscInt its;
+    PetscCall(krylovSolve(ctx, b, x, transpose, &reason, &its));
+    if (reason <= 0 && !ctx->refactoredThisSolve) {
+      // A factorization from an earlier operator may simply be too far off: try again with fresh blocks
+      // before giving up on the Krylov solve.
+      ctx->refactorNext = true;
+      PetscCall(krylovSolve(ctx, b, x, transpose, &reason, &its));
+    }
+    if (reason > 0) PetscFunctionReturn(0);
     PetscReal rtol;
     const char *prefix, *outerPrefix;
-    PetscCall(KSPGetIterationNumber(ctx->krylov, &its));
     PetscCall(KSPGetTolerances(ctx->krylov, &rtol, nullptr, nullptr, nullptr));
     PetscCall(KSPGetOptionsPrefix(ctx->krylov, &prefix));
     PetscCall(PCGetOptionsPrefix(pc, &outerPrefix));
@@ -154,6 +228,10 @@ PetscErrorCode viewShell(PC pc, PetscViewer viewer) {
   PetscFunctionBeginUser;
   PetscCall(shellContext(pc, &ctx));
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", ctx->fellBack ? "fell back to the direct solve:" : "Krylov solve:"));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "%" PetscInt_FMT " Krylov solves, %" PetscInt_FMT " iterations, %" PetscInt_FMT
+                                   " of the solves with the blocks' factorization of an earlier operator (-%sksp_reuse_blocks %s)\n",
+                                   ctx->solves, ctx->iterations, ctx->solvesWithKeptBlocks, krylovPrefix(ctx), ctx->reuseOption ? "true" : "false"));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(KSPView(ctx->fellBack ? ctx->direct : ctx->krylov, viewer));
   PetscCall(PetscViewerASCIIPopTab(viewer));
@@ -167,6 +245,18 @@ PetscErrorCode destroyShell(PC pc) {
   PetscCall(KSPDestroy(&ctx->krylov));
   PetscCall(KSPDestroy(&ctx->direct));
   delete ctx;
+  PetscFunctionReturn(0);
+}
+
+// -<prefix>krylov_ksp_reuse_blocks, listed by -help with the inner GMRES's options.
+PetscErrorCode readReuseOption(PetscObject, PetscOptionItems *PetscOptionsObject, void *shell) {
+  auto *ctx = static_cast<KrylovWithFallback *>(shell);
+  OptionReader opt(PetscOptionsObject);
+  PetscFunctionBeginUser;
+  PetscCall(opt.boolean("-ksp_reuse_blocks",
+                        "hybridsens: Newton solves of forward steps keep block Jacobi's factorization while GMRES converges in a few "
+                        "more iterations than after factoring (sensitivity solves always factor their operator)",
+                        &ctx->reuseOption));
   PetscFunctionReturn(0);
 }
 
@@ -187,16 +277,30 @@ PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize) {
   PetscCall(KSPSetTolerances(ctx->krylov, kKrylovRtol, 0.0, PETSC_DEFAULT, kKrylovTrialIterations));
   {
     auto *test = new StallAwareTest;
+    test->owner = ctx;
     PetscCall(KSPConvergedDefaultCreate(&test->defaultCtx));
     PetscCall(KSPSetConvergenceTest(ctx->krylov, convergedOrStalled, test, destroyStallAwareTest));
   }
-  PetscCall(KSPSetPreSolve(ctx->krylov, exactBlocks, ctx));
+  PetscCall(KSPSetPreSolve(ctx->krylov, prepareBlocks, ctx));
   {
     PC inner;
     PetscCall(KSPGetPC(ctx->krylov, &inner));
     PetscCall(PCSetType(inner, PCBJACOBI));
   }
+  PetscCall(PetscObjectAddOptionsHandler((PetscObject)ctx->krylov, readReuseOption, nullptr, ctx));
   PetscCall(KSPSetFromOptions(ctx->krylov));
+  {
+    // PETSc's own reuse flag would be overridden at every solve (prepareBlocks), and keeping one
+    // factorization for good fails after the first large change of the operator.
+    PetscBool frozen;
+    const char *krylovPrefixText;
+    PetscCall(KSPGetReusePreconditioner(ctx->krylov, &frozen));
+    PetscCall(KSPGetOptionsPrefix(ctx->krylov, &krylovPrefixText));
+    PetscCheck(!frozen, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP,
+               "-%sksp_reuse_preconditioner is not supported by the library's Krylov solve, which decides when block Jacobi factors "
+               "again; -%sksp_reuse_blocks false factors at every solve",
+               krylovPrefixText ? krylovPrefixText : "", krylovPrefixText ? krylovPrefixText : "");
+  }
   PetscCall(makeDirect(ksp, ctx));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCSHELL));
@@ -238,6 +342,14 @@ PetscErrorCode krylovFellBack(KSP ksp, bool *fellBack) {
   PetscFunctionBeginUser;
   PetscCall(ourShell(ksp, &ctx));
   *fellBack = ctx && ctx->fellBack;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode allowFactorizationReuse(KSP ksp, bool allowed) {
+  KrylovWithFallback *ctx = nullptr;
+  PetscFunctionBeginUser;
+  PetscCall(ourShell(ksp, &ctx));
+  if (ctx) ctx->reuseAllowed = allowed;
   PetscFunctionReturn(0);
 }
 
