@@ -19,7 +19,10 @@ Checks:
     -krylov_ksp_max_it 2 the solve falls back, says so, and the gradients stay the serial ones;
     at -krylov_ksp_rtol 1e-10, the loosest sensitivities accept, the gradients stay the serial
     ones; must-fail: -krylov_ksp_rtol 1e-4 and -pc_type bjacobi (an inexact PREONLY solve) are
-    refused with sensitivities, naming the option.
+    refused with sensitivities, naming the option;
+  * a 2-rank simulation of the 112 areas keeping block Jacobi's factorization in the Newton solves
+    (the default) factors less than half as often as with -krylov_ksp_reuse_blocks false, with the
+    same events and final states (<= 1e-12); the sensitivity runs above keep it too.
 """
 import subprocess
 
@@ -132,6 +135,22 @@ check("GMRES with block Jacobi (-krylov_ksp_rtol 1e-12) did not converge (DIVERG
 loosest = run(BIG + ["-krylov_ksp_rtol", "1e-10", "-hs_consistency_krylov_ksp_rtol", "1e-10", "-hs_tangent_krylov_ksp_rtol", "1e-10"], np=2)
 dl = relmax(loosest["gradient"]["p"], ref["gradient"]["p"])
 check(dl <= 1e-12, f"at the loosest Krylov tolerance sensitivities accept (1e-10) the 2-rank gradients stay the serial ones: {dl:.1e} <= 1e-12")
+# Newton solves keep block Jacobi's factorization while GMRES converges in a few more iterations
+# (-krylov_ksp_reuse_blocks, default on): fewer factorizations, the same trajectory.
+SIM = ["-areas", "112", "-param_areas", "1", "-ts_max_time", "1.5", "-log_view"]
+
+
+def factorizations(stdout):
+    return sum(int(l.split()[1]) for l in stdout.splitlines() if l.startswith("MatLUFactorNum "))
+
+
+kept = run(SIM, np=2)
+fresh = run(SIM + ["-krylov_ksp_reuse_blocks", "false"], np=2)
+nk, nf = factorizations(kept["stdout"]), factorizations(fresh["stdout"])
+dstate = relmax([kept["final_state"]], [fresh["final_state"]])
+same_events = [(e["guard"], round(e["time"], 12)) for e in kept["events"]] == [(e["guard"], round(e["time"], 12)) for e in fresh["events"]]
+check(0 < nk < nf / 2 and dstate <= 1e-12 and same_events,
+      f"2 ranks, simulation: kept blocks {nk} factorizations against {nf} factoring at every solve, final states {dstate:.1e} apart (<= 1e-12), same events")
 p = subprocess.run([args.mpiexec, "-n", "2", exe, "-krylov_ksp_rtol", "1e-4"] + BIG, capture_output=True, text=True)
 check(p.returncode != 0 and "-krylov_ksp_rtol 0.0001" in p.stderr and "1e-10 or tighter" in p.stderr,
       "must-fail: -krylov_ksp_rtol 1e-4 with sensitivities is refused, naming the option (it moved the gradients by 7e-8)")

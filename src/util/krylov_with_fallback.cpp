@@ -254,8 +254,8 @@ PetscErrorCode readReuseOption(PetscObject, PetscOptionItems *PetscOptionsObject
   OptionReader opt(PetscOptionsObject);
   PetscFunctionBeginUser;
   PetscCall(opt.boolean("-ksp_reuse_blocks",
-                        "hybridsens: Newton solves of forward steps keep block Jacobi's factorization while GMRES converges in a few "
-                        "more iterations than after factoring (sensitivity solves always factor their operator)",
+                        "hybridsens: the integrator's Newton solves keep block Jacobi's factorization while GMRES converges in a few "
+                        "more iterations than after factoring (other solves, sensitivities included, always factor their operator)",
                         &ctx->reuseOption));
   PetscFunctionReturn(0);
 }

@@ -25,6 +25,10 @@ CASES = [
     Case("parallel_krylov_rtol_not_a_number", "wecc9", KRYLOV + ["-krylov_ksp_rtol", "tight"], error=r"tight", np=2),
     Case("parallel_krylov_unknown_block_pc", "wecc9", KRYLOV + ["-krylov_sub_pc_type", "nosuchpc"], error=r"nosuchpc", np=2),
     Case("parallel_krylov_unknown_ordering", "wecc9", KRYLOV + ["-krylov_sub_pc_factor_mat_ordering_type", "nosuchorder"], error=r"nosuchorder", np=2),
+    # PETSc's own reuse flag would be overridden at every solve: refused, pointing at the library's option
+    Case("parallel_krylov_frozen_preconditioner", "wecc9", KRYLOV + ["-krylov_ksp_reuse_preconditioner"],
+         error=r"-krylov_ksp_reuse_preconditioner is not supported.*-krylov_ksp_reuse_blocks false", np=2),
+    Case("parallel_krylov_reuse_blocks_not_a_bool", "wecc9", KRYLOV + ["-krylov_ksp_reuse_blocks", "sometimes"], error=r"-krylov_ksp_reuse_blocks.*sometimes", np=2),
     # an ILU block cannot reach 1e-12 in one iteration: the trial gives up, the run goes on exactly
     Case("parallel_krylov_one_iteration_falls_back", "wecc9", KRYLOV + ["-krylov_ksp_max_it", "1"], check=fell_back, np=2),
     # sensitivities need solves exact to round-off: an inexact PREONLY or a loose Krylov method is refused
