@@ -56,6 +56,15 @@ static PetscErrorCode noteAttemptSize(TSAdapt adapt, TS ts, PetscReal, Vec, Pets
   PetscFunctionReturn(0);
 }
 
+// The KSP of the integrator's Newton iteration.
+static PetscErrorCode newtonKsp(TS ts, KSP *ksp) {
+  SNES snes;
+  PetscFunctionBeginUser;
+  PetscCall(TSGetSNES(ts, &snes));
+  PetscCall(SNESGetKSP(snes, ksp));
+  PetscFunctionReturn(0);
+}
+
 // One TSStep of (at most) h from the current state; adaptivity may shorten it unless forced.
 PetscErrorCode Engine::takeStep(PetscReal h, bool forceAccept) {
   TSAdapt adapt;
@@ -593,6 +602,11 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(TSSetUp(ts_));
   PetscCall(typeIsExplicitOneStep(ts_, &explicitOneStep_));
   newtonReuse_ = !explicitOneStep_ && !traj_.checkpointing();
+  if (!explicitOneStep_) {
+    KSP ksp;
+    PetscCall(newtonKsp(ts_, &ksp));
+    PetscCall(factorAtNextSolve(ksp));
+  }
   PetscBool forwardOn;
   PetscCall(tsForwardSensitivitiesOn(ts_, &forwardOn));
   if (forwardOn) PetscCall(TSForwardSetUp(ts_));
@@ -830,12 +844,10 @@ PetscErrorCode Engine::run(Vec u0, PetscReal t0, PetscReal tf) {
 // earlier operator (allowFactorizationReuse: the library's parallel Krylov solve; a no-op for
 // any other solver).
 PetscErrorCode Engine::allowNewtonReuse(bool on) {
-  SNES snes;
   KSP ksp;
   PetscFunctionBeginUser;
   if (explicitOneStep_) PetscFunctionReturn(0);
-  PetscCall(TSGetSNES(ts_, &snes));
-  PetscCall(SNESGetKSP(snes, &ksp));
+  PetscCall(newtonKsp(ts_, &ksp));
   PetscCall(allowFactorizationReuse(ksp, on));
   PetscFunctionReturn(0);
 }

@@ -353,6 +353,14 @@ PetscErrorCode allowFactorizationReuse(KSP ksp, bool allowed) {
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode factorAtNextSolve(KSP ksp) {
+  KrylovWithFallback *ctx = nullptr;
+  PetscFunctionBeginUser;
+  PetscCall(ourShell(ksp, &ctx));
+  if (ctx) ctx->refactorNext = true;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode innerKrylov(KSP ksp, KSP *krylov, KSP *direct) {
   KrylovWithFallback *ctx = nullptr;
   PetscFunctionBeginUser;

@@ -60,6 +60,9 @@ constexpr PetscInt kReuseGiveUpIterations = 4;
 // Whether the solves of ksp may keep the blocks' factorization of an earlier operator (a no-op
 // for a KSP not set up by setKrylovWithDirectFallback). Off unless set.
 PetscErrorCode allowFactorizationReuse(KSP ksp, bool allowed);
+// The next solve of ksp factors its operator whatever the iteration counts (a new run starts
+// with nothing kept from the last one, so that a run's results depend on its inputs alone).
+PetscErrorCode factorAtNextSolve(KSP ksp);
 
 // Makes ksp's PC (ksp is PREONLY: setLinearSolveKind) the Krylov solve above; globalSize picks the
 // fallback (redundant LU below kRedundantLUBelow unknowns, else MUMPS).
