@@ -16,22 +16,26 @@
 
 namespace hybridsens {
 
-// The parameter columns of a dense n × N sensitivity matrix as rows of the global state
-// (collective: every rank gathers).
+// The parameter columns of a dense n × N sensitivity matrix as rows of the global state, on
+// rank 0 only (rows is empty elsewhere; collective). Only rank 0 writes the summary: gathered to
+// every rank, the np columns and their transpose took 2·n·np numbers on each rank (30 MB at
+// 63k states and 29 parameters); one column at a time, rank 0 holds the rows and one column.
 static PetscErrorCode gatherParameterColumns(Mat S, PetscInt np, std::vector<std::vector<PetscScalar>> &rows) {
-  std::vector<std::vector<PetscScalar>> cols(np);
   PetscInt n;
+  PetscMPIInt rank;
   PetscFunctionBeginUser;
   PetscCall(MatGetSize(S, &n, nullptr));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)S), &rank));
+  rows.clear();
+  if (rank == 0) rows.assign(n, std::vector<PetscScalar>(np));
   for (PetscInt j = 0; j < np; ++j) {
     Vec col;
+    std::vector<PetscScalar> c;
     PetscCall(MatDenseGetColumnVecRead(S, j, &col));
-    PetscCall(gatherToAll(col, cols[j]));
+    PetscCall(gatherToZero(col, c));
     PetscCall(MatDenseRestoreColumnVecRead(S, j, &col));
+    for (size_t i = 0; i < c.size(); ++i) rows[i][j] = c[i];
   }
-  rows.assign(n, std::vector<PetscScalar>(np));
-  for (PetscInt i = 0; i < n; ++i)
-    for (PetscInt j = 0; j < np; ++j) rows[i][j] = cols[j][i];
   PetscFunctionReturn(0);
 }
 
@@ -43,16 +47,17 @@ PetscErrorCode Solver::writeSummary(const std::string &file) const {
   PetscFunctionBeginUser;
   if (file.empty()) PetscFunctionReturn(0);
   PetscCheck(r.finalState(), model_.comm(), PETSC_ERR_ARG_WRONGSTATE, "-hs_summary / writeSummary: no solve() has succeeded yet, nothing to write");
-  PetscCall(gatherToAll(r.finalState(), state));
+  PetscCall(gatherToZero(r.finalState(), state));
   std::vector<std::vector<PetscScalar>> sens;
   if (Mat S = r.finalSensitivities()) PetscCall(gatherParameterColumns(S, np, sens));
-  // Outputs at chosen times: state and (with forward sensitivities) S, gathered collectively.
+  // Outputs at chosen times: state and (with forward sensitivities) S, gathered collectively to
+  // rank 0, the only writer.
   nlohmann::json outputs = nlohmann::json::array();
   for (size_t i = 0; i < r.outputTimes.size(); ++i) {
     nlohmann::json o = {{"time", r.outputTimes[i]}};
     std::vector<PetscScalar> u;
     if (Vec x = r.outputState(i)) {
-      PetscCall(gatherToAll(x, u));
+      PetscCall(gatherToZero(x, u));
       o["state"] = u;
     }
     if (Mat S = r.outputSensitivities(i)) {
