@@ -2,13 +2,18 @@
 
 namespace hybridsens {
 
-PetscErrorCode gatherToAll(Vec v, std::vector<PetscScalar> &out) {
+namespace {
+
+// One implementation for both targets: PETSc's scatter to all or to rank 0 (whose target Vec
+// has length 0 on the other ranks).
+PetscErrorCode gather(Vec v, bool toAll, std::vector<PetscScalar> &out) {
   VecScatter scatter;
   Vec all;
   const PetscScalar *a;
   PetscInt n;
   PetscFunctionBeginUser;
-  PetscCall(VecScatterCreateToAll(v, &scatter, &all));
+  if (toAll) PetscCall(VecScatterCreateToAll(v, &scatter, &all));
+  else PetscCall(VecScatterCreateToZero(v, &scatter, &all));
   PetscCall(VecScatterBegin(scatter, v, all, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterEnd(scatter, v, all, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecGetLocalSize(all, &n));
@@ -19,5 +24,11 @@ PetscErrorCode gatherToAll(Vec v, std::vector<PetscScalar> &out) {
   PetscCall(VecDestroy(&all));
   PetscFunctionReturn(0);
 }
+
+} // namespace
+
+PetscErrorCode gatherToAll(Vec v, std::vector<PetscScalar> &out) { return gather(v, true, out); }
+
+PetscErrorCode gatherToZero(Vec v, std::vector<PetscScalar> &out) { return gather(v, false, out); }
 
 } // namespace hybridsens
