@@ -171,6 +171,7 @@ private:
   std::vector<PetscScalar> gStart_, rateStart_;
   bool explicitOneStep_ = false;  // RK, SSP, Euler: location's sample slopes are the guards' rates (guardSlopes)
   PetscInt explicitOrder_ = 0;    // an explicit RK's order (0 otherwise): from 3 on, samples carry flow curvatures
+  bool startCurvatureExact_ = false;  // the flow's curvature at the step start is g''(0) (startCurvatureFromFlow)
   bool rateStartKnown_ = false;  // rateStart_ holds the rates at the step start (else: ensureStartRates)
   std::vector<int> sideStart_;
   std::vector<SurfaceStart> surface_;
