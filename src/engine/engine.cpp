@@ -373,7 +373,13 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     for (PetscInt j : crossedHi) {
       PetscReal glo = gLo[j];
       if (std::fabs(glo) <= tol[j]) glo = sideStart_[j] * std::max(tol[j], 1e-300);
-      std::vector<GuardSample> nodes{{0.0, PetscRealPart(gStart_[j]), PetscRealPart(rateStart_[j]), PetscRealPart(curvatureStart[j])}};
+      // A start value on the other side of the surface than the guard's side (it just fired: its side
+      // is its rate's, startSides; 1e-16 after an impact's reset where the tolerance is 1e-18): the
+      // start node without its curvature. With it, the model followed the rounded value back
+      // across the surface at 1.7e-13 and a chattering impact oscillator fired again there.
+      const PetscReal g0 = PetscRealPart(gStart_[j]);
+      const PetscReal k0 = g0 * sideStart_[j] < 0 ? NAN : PetscRealPart(curvatureStart[j]);
+      std::vector<GuardSample> nodes{{0.0, g0, PetscRealPart(rateStart_[j]), k0}};
       for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j]), PetscRealPart(smp.slope[j]), PetscRealPart(smp.curvature[j])});
       std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
       if (nodes.size() > 3) nodes.resize(3);
