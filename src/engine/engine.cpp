@@ -20,6 +20,7 @@ Engine::~Engine() {
   VecDestroy(&uStart_);
   VecDestroy(&udot_);
   VecDestroy(&dudh_);
+  VecDestroy(&probe_);
 }
 
 PetscErrorCode Engine::buildStops(PetscReal t0, PetscReal tf) {
@@ -227,11 +228,60 @@ PetscErrorCode Engine::ensureStartRates() {
 
 // Explicit one-step methods (an ODE): their end state's slope in h is the vector field there to
 // the method's order (guardSlopes).
-static PetscErrorCode typeIsExplicitOneStep(TS ts, bool *is) {
+static PetscErrorCode typeIsExplicitOneStep(TS ts, bool *is, PetscInt *rkOrder) {
   PetscBool match;
   PetscFunctionBeginUser;
   PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, &match, TSRK, TSSSP, TSEULER, ""));
   *is = match;
+  *rkOrder = 0;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ts, TSRK, &match));
+  if (match) PetscCall(TSRKGetOrder(ts, rkOrder));
+  PetscFunctionReturn(0);
+}
+
+// Whether the step's end state has the flow's second derivative at h = 0, so that the guards'
+// curvature along the flow at the step start is g''(0) (flowCurvatures): an explicit RK of order
+// ≥ 2, or a theta method with θ = 1/2 on an ODE — differentiating u1 = u0 + h[(1 − θ) f(t0, u0) +
+// θ f(t0 + h, u1)] (or its midpoint form) twice gives u1''(0) = 2θ (f_t + f_u f). For a DAE the
+// algebraic rows would need ÿ (a consistency solve each: measured not worth it on the 3-area grid).
+static PetscErrorCode startCurvatureFromFlow(TS ts, bool isDAE, PetscInt rkOrder, bool *exact) {
+  PetscBool match;
+  PetscFunctionBeginUser;
+  *exact = rkOrder >= 2;
+  if (*exact || isDAE) PetscFunctionReturn(0);
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ts, &match, TSTHETA, TSCN, TSBEULER, ""));
+  if (!match) PetscFunctionReturn(0);
+  PetscReal theta;
+  PetscCall(TSThetaGetTheta(ts, &theta));
+  *exact = theta == 0.5;
+  PetscFunctionReturn(0);
+}
+
+// The guards' second derivatives along the flow through (t, X) with f(t, X) = fX: the central
+// difference of their rates γ_t + γ_u f at (t ± ε, X ± εf), ε = 10⁻²h. An explicit RK step of
+// order p has u1(h) = φ_h(u0) + O(h^(p+1)), so this is the curvature g''(h) of a sample to
+// O(h^(p−1)), and at the step start (h = 0) it is exact for p ≥ 2 and for Crank–Nicolson on an ODE
+// (startCurvatureFromFlow; the CN galan_scalar 6 → 5 re-takes). With it the first candidate has
+// six conditions instead of four: with values and slopes alone RK4's first candidate missed the
+// surface by 1e1–1e3 of its tolerance on the impact oscillator and 1e2–5e3 on the hysteresis
+// oscillator (with curvatures 1–10 and mostly within it). f is probed off the trajectory: a
+// non-finite result drops the curvature.
+PetscErrorCode Engine::flowCurvatures(PetscReal t, Vec X, Vec fX, PetscReal h, std::vector<PetscScalar> &curvature) {
+  std::vector<PetscScalar> rPlus, rMinus;
+  PetscFunctionBeginUser;
+  curvature.assign(guards_.size(), NAN);
+  if (!probe_) PetscCall(VecDuplicate(X, &probe_));
+  if (!dudh_) PetscCall(VecDuplicate(X, &dudh_));
+  const PetscReal eps = 1e-2 * h;
+  for (int side : {1, -1}) {
+    PetscCall(VecWAXPY(probe_, side * eps, fX, X));
+    PetscCall(dyn_.rhsProbe(t + side * eps, probe_, dyn_.mode, dudh_));  // scratch: a theta sample's du/dh is used up by now
+    PetscCall(guards_.ratesAlong(t + side * eps, probe_, dyn_.mode, dudh_, side > 0 ? rPlus : rMinus));
+  }
+  for (PetscInt j = 0; j < guards_.size(); ++j) {
+    const PetscScalar c = (rPlus[j] - rMinus[j]) / (2 * eps);
+    if (std::isfinite(PetscRealPart(c))) curvature[j] = c;  // the same on every rank (rates are summed)
+  }
   PetscFunctionReturn(0);
 }
 
@@ -274,6 +324,7 @@ PetscErrorCode Engine::guardSlopes(PetscReal h, std::vector<PetscScalar> &slope,
     // the guard's rate at the sample is its slope to that order. It only places candidates (the
     // guard's value decides convergence); an exact du1/dh would need the stages' Jacobian products.
     PetscCall(guards_.rates(now, X, dyn_.mode, udot_, slope));
+    if (explicitOrder_ >= 3) PetscCall(flowCurvatures(now, X, udot_, h, curvature));
   }
   PetscFunctionReturn(0);
 }
@@ -294,6 +345,11 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
   PetscFunctionBeginUser;
   PetscCall(guardSlopes(hHi, samples[0].slope, samples[0].curvature));  // first: the start's rates may re-assemble the step's matrix
   PetscCall(ensureStartRates());  // the start's rate is a node of every guard's interpolant
+  std::vector<PetscScalar> curvatureStart(guards_.size(), NAN);  // g''(0) where known (flowCurvatures)
+  if (startCurvatureExact_) {
+    PetscCall(dyn_.rhsProbe(start_.t, uStart_, d, udot_));
+    PetscCall(flowCurvatures(start_.t, uStart_, udot_, hHi, curvatureStart));
+  }
   PetscCall(TSGetSolution(ts_, &X));
   const std::vector<PetscReal> tol = surfaceTolerances(gHi);  // fixed for the whole location
   std::vector<PetscInt> crossedHi, atEndHi, crossed, atEnd;
@@ -327,7 +383,13 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
     for (PetscInt j : crossedHi) {
       PetscReal glo = gLo[j];
       if (std::fabs(glo) <= tol[j]) glo = sideStart_[j] * std::max(tol[j], 1e-300);
-      std::vector<GuardSample> nodes{{0.0, PetscRealPart(gStart_[j]), PetscRealPart(rateStart_[j])}};
+      // A start value on the other side of the surface than the guard's side (it just fired: its side
+      // is its rate's, startSides; 1e-16 after an impact's reset where the tolerance is 1e-18): the
+      // start node without its curvature. With it, the model followed the rounded value back
+      // across the surface at 1.7e-13 and a chattering impact oscillator fired again there.
+      const PetscReal g0 = PetscRealPart(gStart_[j]);
+      const PetscReal k0 = g0 * sideStart_[j] < 0 ? NAN : PetscRealPart(curvatureStart[j]);
+      std::vector<GuardSample> nodes{{0.0, g0, PetscRealPart(rateStart_[j]), k0}};
       for (const LocationSample &smp : samples) nodes.push_back({smp.h, PetscRealPart(smp.g[j]), PetscRealPart(smp.slope[j]), PetscRealPart(smp.curvature[j])});
       std::sort(nodes.begin(), nodes.end(), [](auto &a, auto &b) { return std::fabs(a.g) < std::fabs(b.g); });
       if (nodes.size() > 3) nodes.resize(3);
@@ -338,7 +400,15 @@ PetscErrorCode Engine::locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::
       h = std::min(h, c);
     }
     if (stalled >= 2) h = 0.5 * (hLo + hHi);
-    h = std::min(std::max(h, hLo + 0.5 * tiny), hHi - 0.5 * tiny);
+    // Strictly inside the bracket by a few ulps of the size, not of t: the step's state is a smooth
+    // function of h at h's own resolution (only the stage times round to t's), while the surface
+    // tolerance in time, -hs_event_tol × h, can be below t's resolution — on RK4's impact
+    // oscillator (h = 5e-3, t up to 100) 5e-15 against tiny = 16 ulps of t. A margin of tiny/2
+    // pushed a candidate whose Newton correction from the bracket end was 1e-14 to 2e-14 or more,
+    // across the surface, and the bracket then closed at round-off with one more re-take. A few ulps
+    // of h still keep every candidate a different step from the bracket's ends.
+    const PetscReal margin = 4 * PETSC_MACHINE_EPSILON * hHi;
+    h = std::min(std::max(h, hLo + margin), hHi - margin);
     PetscCall(retakeStep(h));
     PetscReal now;
     PetscCall(TSGetTime(ts_, &now));
@@ -600,7 +670,8 @@ PetscErrorCode Engine::prepareRun(Vec u0, PetscReal t0, PetscReal tf) {
   PetscCall(TSSetMaxTime(ts_, tf));
   PetscCall(TSSetExactFinalTime(ts_, TS_EXACTFINALTIME_MATCHSTEP));
   PetscCall(TSSetUp(ts_));
-  PetscCall(typeIsExplicitOneStep(ts_, &explicitOneStep_));
+  PetscCall(typeIsExplicitOneStep(ts_, &explicitOneStep_, &explicitOrder_));
+  PetscCall(startCurvatureFromFlow(ts_, dyn_.isDAE(), explicitOrder_, &startCurvatureExact_));
   newtonReuse_ = !explicitOneStep_ && !traj_.checkpointing();
   if (!explicitOneStep_) {
     KSP ksp;

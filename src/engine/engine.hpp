@@ -140,6 +140,7 @@ private:
   PetscErrorCode checkStepCount(PetscReal h);
   PetscErrorCode checkTimeIndependence(PetscReal t, Vec X);
   PetscErrorCode guardSlopes(PetscReal h, std::vector<PetscScalar> &slope, std::vector<PetscScalar> &curvature);
+  PetscErrorCode flowCurvatures(PetscReal t, Vec X, Vec fX, PetscReal h, std::vector<PetscScalar> &curvature);
   PetscErrorCode locate(PetscReal hHi, std::vector<PetscScalar> gHi, std::vector<PetscInt> &fired);
   PetscErrorCode applyTransitions(PetscInt step, const std::vector<PetscInt> &timeEvents, const std::vector<PetscInt> &guards);
   PetscErrorCode checkZeno(const EventRecord &r);
@@ -163,7 +164,7 @@ private:
   PetscReal t0_ = 0, tf_ = 0, finalTime_ = 0;
 
   // Step-start bookkeeping for re-taking steps bit-exactly.
-  Vec uStart_ = nullptr, udot_ = nullptr, dudh_ = nullptr;
+  Vec uStart_ = nullptr, udot_ = nullptr, dudh_ = nullptr, probe_ = nullptr;
   StepStart start_;
   PetscReal currentH_ = 0;
   PetscReal takenH_ = 0;  // the size the last TSStep took its (accepted) step with
@@ -171,6 +172,8 @@ private:
   std::vector<PetscScalar> gStart_, rateStart_;
   bool newtonReuse_ = false;  // Newton solves may keep an earlier factorization (not when checkpointing)
   bool explicitOneStep_ = false;  // RK, SSP, Euler: location's sample slopes are the guards' rates (guardSlopes)
+  PetscInt explicitOrder_ = 0;    // an explicit RK's order (0 otherwise): from 3 on, samples carry flow curvatures
+  bool startCurvatureExact_ = false;  // the flow's curvature at the step start is g''(0) (startCurvatureFromFlow)
   bool rateStartKnown_ = false;  // rateStart_ holds the rates at the step start (else: ensureStartRates)
   std::vector<int> sideStart_;
   std::vector<SurfaceStart> surface_;
