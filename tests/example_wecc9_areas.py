@@ -135,7 +135,7 @@ check("GMRES with block Jacobi (-krylov_ksp_rtol 1e-12) did not converge (DIVERG
 loosest = run(BIG + ["-krylov_ksp_rtol", "1e-10", "-hs_consistency_krylov_ksp_rtol", "1e-10", "-hs_tangent_krylov_ksp_rtol", "1e-10"], np=2)
 dl = relmax(loosest["gradient"]["p"], ref["gradient"]["p"])
 check(dl <= 1e-12, f"at the loosest Krylov tolerance sensitivities accept (1e-10) the 2-rank gradients stay the serial ones: {dl:.1e} <= 1e-12")
-# Newton solves keep block Jacobi's factorization while GMRES converges in a few more iterations
+# Newton solves keep block Jacobi's factorization while GMRES converges in as few iterations as after factoring
 # (-krylov_ksp_reuse_blocks, default on): fewer factorizations, the same trajectory.
 SIM = ["-areas", "112", "-param_areas", "1", "-ts_max_time", "1.5", "-log_view"]
 

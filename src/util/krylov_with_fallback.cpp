@@ -254,7 +254,7 @@ PetscErrorCode readReuseOption(PetscObject, PetscOptionItems *PetscOptionsObject
   OptionReader opt(PetscOptionsObject);
   PetscFunctionBeginUser;
   PetscCall(opt.boolean("-ksp_reuse_blocks",
-                        "hybridsens: the integrator's Newton solves keep block Jacobi's factorization while GMRES converges in a few "
+                        "hybridsens: the integrator's Newton solves keep block Jacobi's factorization while GMRES converges in no "
                         "more iterations than after factoring (other solves, sensitivities included, always factor their operator)",
                         &ctx->reuseOption));
   PetscFunctionReturn(0);
