@@ -20,8 +20,7 @@ struct KrylovWithFallback {
   // Keeping the blocks' factorization across solves (krylovSolve).
   PetscBool reuseOption = PETSC_TRUE;  // -<prefix>krylov_ksp_reuse_blocks
   bool reuseAllowed = false;           // allowFactorizationReuse: only Newton solves of forward steps
-  bool blocksFactored = false;         // a solve has factored the blocks
-  bool refactorNext = true;            // the next solve factors the blocks of its operator
+  bool refactorNext = true;            // the next solve factors the blocks of its operator (the first one does)
   bool refactoredThisSolve = false;
   PetscInt itsAfterRefactor = 0;       // iterations of the first solve after the last factorization
   PetscInt solves = 0, solvesWithKeptBlocks = 0, iterations = 0;  // for -ksp_view
@@ -108,21 +107,22 @@ PetscErrorCode prepareBlocks(KSP ksp, Vec, Vec, void *shell) {
   PetscFunctionBeginUser;
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCBJACOBI, &isBJacobi));
-  const bool reuse = isBJacobi && ctx->reuseOption && ctx->reuseAllowed && ctx->blocksFactored && !ctx->refactorNext;
+  const bool reuse = isBJacobi && ctx->reuseOption && ctx->reuseAllowed && !ctx->refactorNext;
   ctx->refactoredThisSolve = !reuse;
   if (!isBJacobi) PetscFunctionReturn(0);  // another -krylov_pc_type: set up as PETSc does
   PetscCall(KSPSetReusePreconditioner(ksp, reuse ? PETSC_TRUE : PETSC_FALSE));
-  if (!reuse && ctx->blocksFactored) PetscCall(renewOperators(ksp));
+  if (!reuse) PetscCall(renewOperators(ksp));
   PetscCall(KSPSetUp(ksp));  // creates the blocks' solvers; factoring waits for KSPSetUpOnBlocks
   PetscCall(PCBJacobiGetSubKSP(pc, &nLocal, nullptr, &blocks));
   PetscCall(configureBlocks(ctx, nLocal, blocks));
   for (PetscInt b = 0; b < nLocal; ++b) {
     PetscCall(KSPSetReusePreconditioner(blocks[b], reuse ? PETSC_TRUE : PETSC_FALSE));
-    if (!reuse && ctx->blocksFactored) PetscCall(renewOperators(blocks[b]));
+    if (!reuse) PetscCall(renewOperators(blocks[b]));
   }
   PetscFunctionReturn(0);
 }
 
+// The inner GMRES's options prefix, for messages ("" if it has none).
 const char *krylovPrefix(const KrylovWithFallback *ctx) {
   const char *prefix = nullptr;
   if (KSPGetOptionsPrefix(ctx->krylov, &prefix) || !prefix) return "";
@@ -174,7 +174,6 @@ PetscErrorCode krylovSolve(KrylovWithFallback *ctx, Vec b, Vec x, bool transpose
   else PetscCall(KSPSolve(ctx->krylov, b, x));
   PetscCall(KSPGetConvergedReason(ctx->krylov, reason));
   PetscCall(KSPGetIterationNumber(ctx->krylov, its));
-  ctx->blocksFactored = true;
   ++ctx->solves;
   ctx->iterations += *its;
   if (ctx->refactoredThisSolve) ctx->itsAfterRefactor = *its;
@@ -201,16 +200,15 @@ PetscErrorCode solve(PC pc, Vec b, Vec x, bool transpose) {
     }
     if (reason > 0) PetscFunctionReturn(0);
     PetscReal rtol;
-    const char *prefix, *outerPrefix;
+    const char *outerPrefix;
     PetscCall(KSPGetTolerances(ctx->krylov, &rtol, nullptr, nullptr, nullptr));
-    PetscCall(KSPGetOptionsPrefix(ctx->krylov, &prefix));
     PetscCall(PCGetOptionsPrefix(pc, &outerPrefix));
     ctx->fellBack = true;
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc),
                           "hybridsens: GMRES with block Jacobi (-%sksp_rtol %g) did not converge (%s after %" PetscInt_FMT
                           " iterations): this solve and the rest of the run use a direct solve instead (-%spc_type redundant from the start "
                           "skips the trial)\n",
-                          prefix ? prefix : "", (double)rtol, KSPConvergedReasons[reason], its, outerPrefix ? outerPrefix : ""));
+                          krylovPrefix(ctx), (double)rtol, KSPConvergedReasons[reason], its, outerPrefix ? outerPrefix : ""));
   }
   if (transpose) PetscCall(KSPSolveTranspose(ctx->direct, b, x));
   else PetscCall(KSPSolve(ctx->direct, b, x));
@@ -293,13 +291,11 @@ PetscErrorCode setKrylovWithDirectFallback(KSP ksp, PetscInt globalSize) {
     // PETSc's own reuse flag would be overridden at every solve (prepareBlocks), and keeping one
     // factorization for good fails after the first large change of the operator.
     PetscBool frozen;
-    const char *krylovPrefixText;
     PetscCall(KSPGetReusePreconditioner(ctx->krylov, &frozen));
-    PetscCall(KSPGetOptionsPrefix(ctx->krylov, &krylovPrefixText));
     PetscCheck(!frozen, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP,
                "-%sksp_reuse_preconditioner is not supported by the library's Krylov solve, which decides when block Jacobi factors "
                "again; -%sksp_reuse_blocks false factors at every solve",
-               krylovPrefixText ? krylovPrefixText : "", krylovPrefixText ? krylovPrefixText : "");
+               krylovPrefix(ctx), krylovPrefix(ctx));
   }
   PetscCall(makeDirect(ksp, ctx));
   PetscCall(KSPGetPC(ksp, &pc));

@@ -43,9 +43,10 @@ bool stalledAtRoundOff(const std::vector<PetscReal> &history, PetscReal maxRelat
 // iterations. Where allowed, a solve keeps the blocks' factorization until one needs more than
 // kReuseExtraIterations iterations beyond the first solve after the last factorization; then the
 // next solve factors. (Measured on that grid, stage time of a 2-rank simulation: 0 extra
-// iterations 2.00-2.11 s, 1: 2.10-2.15 s, 3: 2.11-2.17 s, factoring at every solve 2.31 s.) A solve with kept blocks that needs more than kReuseGiveUpIterations beyond
-// that, or stalls, is repeated with fresh blocks (a stall with kept blocks is slow progress, not
-// round-off: counted as converged, such solves ended at 4e-12..1e-10 of their initial residual).
+// iterations 2.00-2.11 s, 1: 2.10-2.15 s, 3: 2.11-2.17 s, factoring at every solve 2.31 s.)
+// A solve with kept blocks that needs more than kReuseGiveUpIterations beyond that, or stalls,
+// is repeated with fresh blocks (a stall with kept blocks is slow progress, not round-off:
+// counted as converged, such solves ended at 4e-12..1e-10 of their initial residual).
 //
 // Allowed only for the Newton solves of forward steps (and the event location's slopes taken
 // with their matrix), where the linear solve's accuracy changes the Newton iterates but not what
